@@ -1,0 +1,98 @@
+//! Every limit of the store, in one place, with the relations between them checked at compile time.
+//!
+//! Names put the unit last (`segment_size_bytes`, `flush_interval_ms`). A limit that a caller can
+//! exceed is reported as a typed [`crate::Error`] naming the limit; a limit that only a bug can exceed
+//! is an `assert!`.
+
+/// O_DIRECT alignment of every write offset and length. 4096 covers both 512 B and 4 KiB devices.
+pub const DMA_ALIGN_BYTES: u64 = 4096;
+
+/// Every segment file starts with one header block; records follow it.
+pub const SEGMENT_HEADER_BYTES: u64 = DMA_ALIGN_BYTES;
+
+/// Records start on this boundary inside a segment, so a location stores `offset / 8`.
+pub const RECORD_ALIGN_BYTES: u64 = 8;
+
+/// Size of the fixed record header (see docs/FORMAT.md).
+pub const RECORD_HEADER_BYTES: usize = 48;
+
+/// Default maximum size of one segment file.
+pub const SEGMENT_SIZE_BYTES_DEFAULT: u64 = 64 * 1024 * 1024;
+/// Smallest configurable segment: it must hold the largest batch after the header block.
+pub const SEGMENT_SIZE_BYTES_MIN: u64 = 4 * 1024 * 1024;
+/// Largest configurable segment: a location keeps `offset / 8` in 23 bits.
+pub const SEGMENT_SIZE_BYTES_MAX: u64 = 64 * 1024 * 1024;
+
+/// Largest key the store accepts. The table layer keeps whole keys under 2 KiB; the rest is room
+/// for its table prefix.
+pub const KEY_BYTES_MAX: usize = 4096;
+/// Largest value the store accepts.
+pub const VALUE_BYTES_MAX: usize = 1024 * 1024;
+/// Most operations in one atomic batch.
+pub const BATCH_OPS_MAX: usize = 1024;
+/// Most encoded bytes (headers, keys, values, alignment) in one atomic batch. A batch is written in
+/// one segment, so it must fit in the smallest segment.
+pub const BATCH_BYTES_MAX: usize = 2 * 1024 * 1024;
+
+/// Largest encoded record (header + largest key + largest value), rounded up to the record alignment.
+pub const RECORD_BYTES_MAX: u64 = align_up(
+    RECORD_HEADER_BYTES as u64 + KEY_BYTES_MAX as u64 + VALUE_BYTES_MAX as u64,
+    RECORD_ALIGN_BYTES,
+);
+
+/// Segment ids are recycled (smallest free id first), so this bounds live segments, not history.
+/// A location keeps the id in 20 bits.
+pub const SEGMENT_ID_MAX: u32 = (1 << 20) - 1;
+
+/// Bits of a packed [`crate::index::Location`]: segment id, `offset / 8`, `length / 8`.
+pub const LOCATION_SEGMENT_BITS: u32 = 20;
+pub const LOCATION_OFFSET_BITS: u32 = 23;
+pub const LOCATION_LENGTH_BITS: u32 = 18;
+
+/// Default interval within which a `NoSync` write reaches the device.
+pub const FLUSH_INTERVAL_MS_DEFAULT: u64 = 10;
+/// Unflushed bytes a shard buffers before writers wait for the flush (backpressure).
+pub const WRITE_BUFFER_BYTES_MAX: usize = 16 * 1024 * 1024;
+
+/// Default capacity of the record cache.
+pub const CACHE_CAPACITY_BYTES_DEFAULT: u64 = 64 * 1024 * 1024;
+/// Bytes charged per cached record on top of its key and value (entry, hash slot, refcount).
+pub const CACHE_ENTRY_OVERHEAD_BYTES: u64 = 64;
+
+/// Default garbage ratio past which a sealed segment is compacted. Keeps disk use at or under
+/// `live / (1 - 0.3)` = 1.43x live data plus the active segment.
+pub const GARBAGE_RATIO_THRESHOLD_DEFAULT: f64 = 0.3;
+/// Default log bytes written between two index checkpoints.
+pub const CHECKPOINT_INTERVAL_BYTES_DEFAULT: u64 = 256 * 1024 * 1024;
+/// Sequential read size for recovery and compaction.
+pub const SEQUENTIAL_READ_BYTES: usize = 1024 * 1024;
+
+/// Most rows one scan call returns; callers page with the resume key.
+pub const SCAN_LIMIT_MAX: usize = 100_000;
+/// Value reads a scan keeps in flight.
+pub const SCAN_READS_IN_FLIGHT_MAX: usize = 64;
+
+/// The key arena of the index addresses bytes with `u32` offsets.
+pub const INDEX_KEY_ARENA_BYTES_MAX: u64 = u32::MAX as u64;
+
+pub const fn align_up(v: u64, align: u64) -> u64 {
+    v.div_ceil(align) * align
+}
+
+pub const fn align_down(v: u64, align: u64) -> u64 {
+    v / align * align
+}
+
+const _: () = assert!(SEGMENT_SIZE_BYTES_DEFAULT % DMA_ALIGN_BYTES == 0);
+const _: () = assert!(SEGMENT_SIZE_BYTES_MIN % DMA_ALIGN_BYTES == 0);
+const _: () = assert!(SEGMENT_SIZE_BYTES_MIN <= SEGMENT_SIZE_BYTES_DEFAULT);
+const _: () = assert!(SEGMENT_SIZE_BYTES_DEFAULT <= SEGMENT_SIZE_BYTES_MAX);
+const _: () = assert!(SEGMENT_SIZE_BYTES_MAX / RECORD_ALIGN_BYTES <= 1 << LOCATION_OFFSET_BITS);
+const _: () = assert!(RECORD_BYTES_MAX / RECORD_ALIGN_BYTES < 1 << LOCATION_LENGTH_BITS);
+const _: () = assert!(SEGMENT_ID_MAX < 1 << LOCATION_SEGMENT_BITS);
+const _: () = assert!(LOCATION_SEGMENT_BITS + LOCATION_OFFSET_BITS + LOCATION_LENGTH_BITS < 64);
+const _: () = assert!((BATCH_BYTES_MAX as u64) + SEGMENT_HEADER_BYTES <= SEGMENT_SIZE_BYTES_MIN);
+const _: () = assert!(RECORD_BYTES_MAX <= BATCH_BYTES_MAX as u64);
+const _: () = assert!(RECORD_HEADER_BYTES as u64 % RECORD_ALIGN_BYTES == 0);
+const _: () = assert!(KEY_BYTES_MAX <= u16::MAX as usize);
+const _: () = assert!((WRITE_BUFFER_BYTES_MAX as u64) >= 2 * (BATCH_BYTES_MAX as u64));

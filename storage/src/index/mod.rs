@@ -1,0 +1,2 @@
+pub mod entry;
+pub use entry::{IndexEntry, Location};
