@@ -7,6 +7,10 @@ use std::rc::Rc;
 use glommio::io::{DmaBuffer, DmaFile, ReadResult};
 
 use super::{Disk, DiskFile};
+use crate::constants::DMA_ALIGN_BYTES;
+
+/// Name of the short-lived file [`DmaDisk::prepare_dir`] opens to settle glommio's IOPOLL probe.
+pub const DMA_PROBE_FILE: &str = ".dma-probe";
 
 /// Files on the local file system, opened with O_DIRECT. Must be used inside a glommio executor.
 #[derive(Debug, Clone, Copy, Default)]
@@ -77,6 +81,21 @@ impl Disk for DmaDisk {
 
     async fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
         std::fs::create_dir_all(dir)
+    }
+
+    /// glommio decides once per device and thread, on the first DMA open, whether reads may use
+    /// the io_uring poll ring (IOPOLL), by reading that file's first block. On an empty file the
+    /// read returns end-of-file without reaching the device, so glommio wrongly concludes that the
+    /// device polls, and every later read fails with EOPNOTSUPP where it does not (seen on this
+    /// project's virtio test machines). Opening a non-empty probe file first makes the decision
+    /// on a real read.
+    async fn prepare_dir(&self, dir: &Path) -> io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let probe = dir.join(DMA_PROBE_FILE);
+        std::fs::write(&probe, [0u8; DMA_ALIGN_BYTES as usize])?;
+        let file = DmaFile::open(&probe).await.map_err(glommio_io);
+        std::fs::remove_file(&probe)?;
+        file?.close().await.map_err(glommio_io)
     }
 
     async fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>> {

@@ -35,6 +35,11 @@ pub trait Disk: Clone + 'static {
     async fn sync_dir(&self, dir: &Path) -> io::Result<()>;
     /// Creates `dir` and its parents if missing.
     async fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
+    /// Creates `dir` if missing and readies the disk for direct I/O in it. Called once by
+    /// recovery before any store file is opened.
+    async fn prepare_dir(&self, dir: &Path) -> io::Result<()> {
+        self.create_dir_all(dir).await
+    }
     /// Names of the regular files in `dir`, in no particular order.
     async fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>>;
 }

@@ -1,2 +1,290 @@
+//! The shard's in-memory ordered index: key to [`IndexEntry`], in byte-wise key order.
+//!
+//! The index must cost at most 32 bytes per key beyond the key bytes, and report its memory
+//! exactly, because the shard sizes itself by it. Pointer-based maps (std `BTreeMap`, one box per
+//! node) cost more than that and hide their allocations, so the index is two flat structures:
+//!
+//! - a static [`sorted_run`]: all keys of the last merge in one arena, a `u32` end offset and a
+//!   24-byte entry per key (28 B/key), searched by binary search narrowed by a sample array;
+//! - a small [`skiplist`] delta for keys inserted since, stored in `Vec`s with `u32` links.
+//!
+//! A key is in exactly one part. Deleting or overwriting a key changes its entry in place (a dead
+//! sentinel location marks deleted keys, and re-inserting revives them), so only new keys reach
+//! the delta. When the delta outgrows `max(4096, static_len / 32)` keys, or dead static slots
+//! exceed `static_len / 16`, both parts are merged into a new static run in one linear pass. Every
+//! buffer's memory is its capacity times its element size, which is what
+//! [`Index::memory_bytes`] adds up.
+
 pub mod entry;
 pub use entry::{IndexEntry, Location};
+
+mod checkpoint;
+mod range;
+mod skiplist;
+mod sorted_run;
+
+pub use checkpoint::IndexSnapshot;
+
+use std::ops::Bound;
+use std::rc::Rc;
+
+use zerocopy::byteorder::little_endian::U32;
+
+use crate::constants::{INDEX_KEY_ARENA_BYTES_MAX, KEY_BYTES_MAX};
+use skiplist::SkipList;
+use sorted_run::SortedRun;
+
+/// The raw location that marks a deleted slot. `Location::new` cannot produce it: a packed
+/// location uses only the low 61 bits.
+const DEAD_LOCATION_RAW: u64 = u64::MAX;
+
+/// The delta is merged once it holds more than `max(DELTA_KEYS_MIN, static_len / 32)` keys.
+const DELTA_KEYS_MIN: usize = 4096;
+
+fn is_dead(entry: &IndexEntry) -> bool {
+    entry.location().to_raw() == DEAD_LOCATION_RAW
+}
+
+fn dead_entry() -> IndexEntry {
+    IndexEntry::new(Location::from_raw(DEAD_LOCATION_RAW), 0, 0)
+}
+
+/// Where a key lives.
+enum Slot {
+    Static(usize),
+    Delta(u32),
+}
+
+pub struct Index {
+    run: SortedRun,
+    delta: SkipList,
+    /// Sum of live key lengths.
+    key_bytes: usize,
+    /// `DELTA_KEYS_MIN`, lowered by tests to cross many merges.
+    delta_keys_min: usize,
+    /// `INDEX_KEY_ARENA_BYTES_MAX`, lowered by tests to reach the limit.
+    arena_bytes_max: u64,
+}
+
+impl Default for Index {
+    fn default() -> Index {
+        Index::new()
+    }
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index")
+            .field("len", &self.len())
+            .field("static_slots", &self.run.len())
+            .field("static_dead", &self.run.dead())
+            .field("delta_nodes", &self.delta.node_count())
+            .field("delta_dead", &self.delta.dead())
+            .field("key_bytes", &self.key_bytes)
+            .field("memory_bytes", &self.memory_bytes())
+            .finish()
+    }
+}
+
+impl Index {
+    pub fn new() -> Index {
+        Index::with_limits(DELTA_KEYS_MIN, INDEX_KEY_ARENA_BYTES_MAX)
+    }
+
+    fn with_limits(delta_keys_min: usize, arena_bytes_max: u64) -> Index {
+        assert!(arena_bytes_max <= INDEX_KEY_ARENA_BYTES_MAX);
+        Index {
+            run: SortedRun::empty(),
+            delta: SkipList::new(),
+            key_bytes: 0,
+            delta_keys_min,
+            arena_bytes_max,
+        }
+    }
+
+    /// Live keys.
+    pub fn len(&self) -> usize {
+        self.run.live() + self.delta.live()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, key: &[u8]) -> Option<IndexEntry> {
+        let entry = match self.find(key)? {
+            Slot::Static(i) => self.run.entry(i),
+            Slot::Delta(n) => self.delta.entry(n),
+        };
+        (!is_dead(&entry)).then_some(entry)
+    }
+
+    /// The slot holding `key`, live or dead. The static run is searched first because it holds
+    /// most keys and a hit there ends the search.
+    fn find(&self, key: &[u8]) -> Option<Slot> {
+        if let Some(i) = self.run.find(key) {
+            return Some(Slot::Static(i));
+        }
+        self.delta.find(key).map(Slot::Delta)
+    }
+
+    /// Inserts or overwrites `key`, returning the previous live entry. `entry` must carry a
+    /// location made by [`Location::new`]. Fails without changing the index if the key is empty
+    /// or too long, or if the key arena would grow past its limit.
+    pub fn upsert(&mut self, key: &[u8], entry: IndexEntry) -> crate::Result<Option<IndexEntry>> {
+        assert!(!is_dead(&entry), "upsert of the reserved dead location");
+        check_key(key)?;
+        if let Some(i) = self.run.find(key) {
+            return Ok(self.put(Slot::Static(i), key, entry));
+        }
+        match self.delta.seek(key) {
+            Ok(node) => Ok(self.put(Slot::Delta(node), key, entry)),
+            Err(preds) => self.insert_new(key, entry, preds).map(|()| None),
+        }
+    }
+
+    /// Overwrites or revives an existing slot, keeping `key_bytes` in step.
+    fn put(&mut self, slot: Slot, key: &[u8], entry: IndexEntry) -> Option<IndexEntry> {
+        let prev = match slot {
+            Slot::Static(i) => self.run.put(i, entry),
+            Slot::Delta(n) => self.delta.put(n, entry),
+        };
+        if prev.is_none() {
+            self.key_bytes += key.len();
+        }
+        prev
+    }
+
+    fn insert_new(
+        &mut self,
+        key: &[u8],
+        entry: IndexEntry,
+        mut preds: skiplist::Preds,
+    ) -> crate::Result<()> {
+        if !self.arena_fits(key.len()) {
+            // Dead keys still occupy the arenas; a merge drops them and may make room.
+            if self.run.dead() + self.delta.dead() == 0 {
+                return Err(crate::Error::IndexFull { max: self.arena_bytes_max });
+            }
+            self.merge();
+            if !self.arena_fits(key.len()) {
+                return Err(crate::Error::IndexFull { max: self.arena_bytes_max });
+            }
+            preds = self.delta.seek(key).err().expect("a merge empties the delta");
+        }
+        self.delta.insert(&preds, key, entry);
+        self.key_bytes += key.len();
+        if self.delta.node_count() > self.delta_keys_min.max(self.run.len() / 32) {
+            self.merge();
+        }
+        Ok(())
+    }
+
+    /// Whether both arenas together, and so any merge of them, stay within the `u32` limit after
+    /// adding `len` bytes.
+    fn arena_fits(&self, len: usize) -> bool {
+        let total = self.run.arena_bytes() + self.delta.arena_bytes() + len;
+        total as u64 <= self.arena_bytes_max
+    }
+
+    /// Removes `key`, returning its live entry. The slot stays, marked dead.
+    pub fn remove(&mut self, key: &[u8]) -> Option<IndexEntry> {
+        let prev = match self.find(key)? {
+            Slot::Static(i) => self.run.kill(i),
+            Slot::Delta(n) => self.delta.kill(n),
+        }?;
+        self.key_bytes -= key.len();
+        if self.run.dead() > self.run.len() / 16 {
+            self.merge();
+        }
+        Some(prev)
+    }
+
+    /// Compaction moved a record: update the location only if the key still points at `from`.
+    pub fn relocate(&mut self, key: &[u8], from: Location, to: Location) -> bool {
+        assert!(to.to_raw() != DEAD_LOCATION_RAW, "relocate to the reserved dead location");
+        let Some(slot) = self.find(key) else { return false };
+        let entry = match slot {
+            Slot::Static(i) => self.run.entry(i),
+            Slot::Delta(n) => self.delta.entry(n),
+        };
+        if is_dead(&entry) || entry.location() != from {
+            return false;
+        }
+        let moved = IndexEntry::new(to, entry.version(), entry.expiry_ms());
+        self.put(slot, key, moved);
+        true
+    }
+
+    /// Live entries with start <= key < end (std::ops::Bound), ascending or, if reverse,
+    /// descending. Bounds that admit no key (start after end) yield nothing.
+    pub fn range<'a>(
+        &'a self,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
+        reverse: bool,
+    ) -> impl Iterator<Item = (&'a [u8], IndexEntry)> + 'a {
+        range::Range::new(&self.run, &self.delta, start, end, reverse)
+    }
+
+    /// Exact heap bytes owned by the index: capacity times element size of every buffer.
+    pub fn memory_bytes(&self) -> usize {
+        self.run.memory_bytes() + self.delta.memory_bytes()
+    }
+
+    /// Sum of live key lengths.
+    pub fn key_bytes(&self) -> usize {
+        self.key_bytes
+    }
+
+    /// Merges the delta, then returns a snapshot for the checkpoint writer that does not borrow
+    /// the index.
+    pub fn snapshot(&mut self) -> IndexSnapshot {
+        if self.delta.node_count() > 0 || self.run.dead() > 0 {
+            self.merge();
+        }
+        let (keys, ends, entries) = self.run.shared_parts();
+        IndexSnapshot { keys, ends, entries }
+    }
+
+    /// Rebuilds an index from checkpoint sections (bytes as written from a snapshot). Validates
+    /// everything and on failure describes the first problem found, naming the key's position.
+    pub fn from_checkpoint(keys: &[u8], ends: &[u8], entries: &[u8]) -> Result<Index, String> {
+        let mut index = Index::new();
+        index.run = checkpoint::decode(keys, ends, entries, index.arena_bytes_max)?;
+        index.key_bytes = keys.len();
+        Ok(index)
+    }
+
+    /// Rebuilds the static run from the live keys of both parts, in one ordered pass, into
+    /// buffers of exact size. The arena check on insert guarantees the result fits in `u32`.
+    fn merge(&mut self) {
+        let (count, bytes) = (self.len(), self.key_bytes);
+        let mut keys = Vec::with_capacity(bytes);
+        let mut ends = Vec::with_capacity(count);
+        let mut entries = Vec::with_capacity(count);
+        for (key, entry) in self.range(Bound::Unbounded, Bound::Unbounded, false) {
+            keys.extend_from_slice(key);
+            ends.push(U32::new(keys.len() as u32));
+            entries.push(entry);
+        }
+        assert_eq!((entries.len(), keys.len()), (count, bytes));
+        assert!(keys.len() as u64 <= self.arena_bytes_max);
+        self.run = SortedRun::new(Rc::from(keys), Rc::from(ends), entries);
+        // A fresh delta frees the old buffers rather than keeping their capacity counted.
+        self.delta = SkipList::new();
+    }
+}
+
+fn check_key(key: &[u8]) -> crate::Result<()> {
+    if key.is_empty() {
+        return Err(crate::Error::KeyEmpty);
+    }
+    if key.len() > KEY_BYTES_MAX {
+        return Err(crate::Error::KeyTooLarge { len: key.len(), max: KEY_BYTES_MAX });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

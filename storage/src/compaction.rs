@@ -1,0 +1,183 @@
+//! Compaction and the maintenance task.
+//!
+//! A sealed segment whose garbage ratio reaches the threshold is read front to back. Each record
+//! the index still points at is copied to the log head with its original LSN, version and expiry
+//! (flag MOVED) and the index is re-pointed; expired records are dropped; a tombstone is copied
+//! only if the checkpoint does not cover it yet (recovery would otherwise replay an older put
+//! under it). After the copies are fdatasync'd the segment is retired; it is deleted after the
+//! next checkpoint, since the previous checkpoint may still point into it.
+//!
+//! The maintenance task runs on its own glommio task queue with few shares, so foreground
+//! requests win the CPU, and does one thing at a time under the maintenance lock.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use crate::constants::SEGMENT_HEADER_BYTES;
+use crate::disk::Disk;
+use crate::index::Location;
+use crate::log::group_commit;
+use crate::log::scan::{ScanItem, ScannedRecord, SegmentScanner};
+use crate::log::segment_file::segment_file_name;
+use crate::record::RecordKind;
+use crate::state::Shared;
+use crate::{checkpoint, Error, Result};
+
+/// What one compaction pass did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompactionReport {
+    pub segments_compacted: u64,
+    pub records_moved: u64,
+    pub bytes_moved: u64,
+    pub records_dropped: u64,
+    /// Segment bytes freed (deleted after the closing checkpoint).
+    pub bytes_reclaimed: u64,
+}
+
+/// Compacts every segment over the threshold now, then checkpoints (deleting them).
+pub(crate) async fn run<D: Disk>(shared: &Shared<D>) -> Result<CompactionReport> {
+    let _permit = shared.maintenance_lock.acquire_permit(1).await.map_err(|_| Error::Closed)?;
+    pass(shared).await
+}
+
+/// One pass: checkpoint first so tombstones it covers can be dropped, compact the victims present
+/// now (not the segments this pass writes, so it ends), checkpoint again to delete them.
+async fn pass<D: Disk>(shared: &Shared<D>) -> Result<CompactionReport> {
+    let threshold = shared.config.garbage_ratio_threshold;
+    let mut report = CompactionReport::default();
+    let victims: Vec<u32> = {
+        let st = shared.state.borrow();
+        let mut v: Vec<u32> = st
+            .segments
+            .iter()
+            .filter(|(_, s)| s.sealed && !s.retired && s.garbage_ratio() >= threshold)
+            .map(|(id, _)| id)
+            .collect();
+        v.sort_by(|a, b| {
+            let ga = st.segments.get(*a).map_or(0.0, |s| s.garbage_ratio());
+            let gb = st.segments.get(*b).map_or(0.0, |s| s.garbage_ratio());
+            gb.total_cmp(&ga)
+        });
+        v
+    };
+    if victims.is_empty() {
+        return Ok(report);
+    }
+    checkpoint::write(shared).await?;
+    for id in victims {
+        if shared.state.borrow().closing {
+            break;
+        }
+        compact_segment(shared, id, &mut report).await?;
+    }
+    checkpoint::write(shared).await?;
+    let mut st = shared.state.borrow_mut();
+    st.counters.compactions += report.segments_compacted;
+    st.counters.compaction_moved_bytes += report.bytes_moved;
+    Ok(report)
+}
+
+async fn compact_segment<D: Disk>(
+    shared: &Shared<D>,
+    id: u32,
+    report: &mut CompactionReport,
+) -> Result<()> {
+    let (file, end) = {
+        let st = shared.state.borrow();
+        let Some(seg) = st.segments.get(id) else { return Ok(()) };
+        (seg.file.clone().expect("sealed segments have files"), seg.end)
+    };
+    let path = shared.dir.join(segment_file_name(id));
+    let mut scanner = SegmentScanner::new(&*file, id, SEGMENT_HEADER_BYTES, end);
+    while let Some(item) = scanner.next().await.map_err(|e| Error::io("read", &path, e))? {
+        match item {
+            ScanItem::Record(r) => move_if_live(shared, id, &r, report)?,
+            ScanItem::Corrupt { offset, lsn, what } => {
+                tracing::warn!(segment = id, offset, ?lsn, %what, "compaction skipped a corrupt record");
+            }
+            ScanItem::TornTail { .. } => {}
+        }
+    }
+    group_commit::sync_all(shared).await?;
+    let mut st = shared.state.borrow_mut();
+    let seg = st.segments.get_mut(id);
+    if seg.live_bytes > 0 {
+        // A live record could not be read back (damage): keep the segment, say so.
+        tracing::error!(
+            segment = id,
+            live = seg.live_bytes,
+            "segment keeps unreadable live records; not retired"
+        );
+        return Ok(());
+    }
+    seg.retired = true;
+    report.segments_compacted += 1;
+    report.bytes_reclaimed += seg.end;
+    Ok(())
+}
+
+/// Copies one record forward if the store still needs it.
+fn move_if_live<D: Disk>(
+    shared: &Shared<D>,
+    id: u32,
+    r: &ScannedRecord,
+    report: &mut CompactionReport,
+) -> Result<()> {
+    let now = shared.clock.now_ms();
+    let mut st = shared.state.borrow_mut();
+    let loc = Location::new(id, r.offset, r.padded_len);
+    let keep = match r.meta.kind {
+        RecordKind::Put => st.index.get(&r.key).is_some_and(|e| e.location() == loc),
+        RecordKind::Delete => r.meta.lsn > st.checkpoint_lsn,
+    };
+    if !keep {
+        report.records_dropped += 1;
+        return Ok(());
+    }
+    if r.meta.kind == RecordKind::Put && r.meta.expiry_ms != 0 && r.meta.expiry_ms <= now {
+        st.index.remove(&r.key);
+        st.cache.remove(&r.key);
+        st.segments.sub_live(id, loc.len());
+        report.records_dropped += 1;
+        return Ok(());
+    }
+    let (new_loc, _) = st.append_moved(&r.meta, &r.key, &r.value)?;
+    if r.meta.kind == RecordKind::Put {
+        let moved = st.index.relocate(&r.key, loc, new_loc);
+        assert!(moved, "index changed under a synchronous move");
+        st.segments.sub_live(id, loc.len());
+        st.segments.add_live(new_loc.segment(), new_loc.len());
+    }
+    report.records_moved += 1;
+    report.bytes_moved += loc.len();
+    Ok(())
+}
+
+/// The background task: checkpoints when enough log was written, compacts when a segment
+/// crosses the threshold, until the store closes.
+pub(crate) async fn run_maintenance<D: Disk>(shared: Rc<Shared<D>>) {
+    let interval = Duration::from_millis(shared.config.maintenance_interval_ms);
+    loop {
+        let listener = shared.maintenance_wanted.listen();
+        if shared.state.borrow().closing {
+            return;
+        }
+        if let Err(e) = maintenance_round(&shared).await {
+            tracing::error!(dir = %shared.dir.display(), error = %e, "maintenance failed");
+        }
+        if shared.state.borrow().closing {
+            return;
+        }
+        futures_lite::future::or(listener, glommio::timer::sleep(interval)).await;
+    }
+}
+
+async fn maintenance_round<D: Disk>(shared: &Shared<D>) -> Result<()> {
+    let _permit = shared.maintenance_lock.acquire_permit(1).await.map_err(|_| Error::Closed)?;
+    let due =
+        shared.state.borrow().bytes_since_checkpoint >= shared.config.checkpoint_interval_bytes;
+    if due {
+        checkpoint::write(shared).await?;
+    }
+    pass(shared).await.map(|_| ())
+}

@@ -1,0 +1,351 @@
+//! Proves the index behaves like `std::collections::BTreeMap` under random operations that cross
+//! many merges, that checkpoints round-trip and reject every kind of damaged section without
+//! panicking, and that `memory_bytes()` is the exact sum of buffer capacities within 32 B/key.
+//! Randomized tests use `StdRng` with a fixed seed that every assertion message prints.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use zerocopy::IntoBytes;
+
+use super::*;
+
+type Model = BTreeMap<Vec<u8>, IndexEntry>;
+
+fn random_entry(rng: &mut StdRng) -> IndexEntry {
+    let loc = Location::new(
+        rng.gen_range(0..1000),
+        rng.gen_range(0..1 << 20) * 8,
+        8 * rng.gen_range(1..512),
+    );
+    IndexEntry::new(loc, rng.gen(), rng.gen_range(0..3))
+}
+
+/// Keys from a small space so that operations hit existing keys often: short keys, keys behind a
+/// shared table prefix, and long keys that share more than 8 bytes so samples tie.
+fn random_key(rng: &mut StdRng) -> Vec<u8> {
+    match rng.gen_range(0..10) {
+        0..=2 => (0..rng.gen_range(1..4)).map(|_| rng.gen_range(0..4u8)).collect(),
+        3..=7 => {
+            let mut k = b"table\x00\x01/".to_vec();
+            k.extend_from_slice(&rng.gen_range(0..2000u32).to_be_bytes());
+            k
+        }
+        8 => {
+            let mut k = vec![b'L'; rng.gen_range(9..40)];
+            k.push(rng.gen_range(0..50));
+            k
+        }
+        _ => {
+            let mut k = vec![0xFF; rng.gen_range(1..=KEY_BYTES_MAX)];
+            k[0] = rng.gen_range(0xF0..=0xFF);
+            k
+        }
+    }
+}
+
+fn random_bound(rng: &mut StdRng) -> Bound<Vec<u8>> {
+    match rng.gen_range(0..3) {
+        0 => Bound::Unbounded,
+        1 => Bound::Included(random_key(rng)),
+        _ => Bound::Excluded(random_key(rng)),
+    }
+}
+
+fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    b.as_ref().map(|k| k.as_slice())
+}
+
+fn model_range(
+    model: &Model,
+    start: Bound<&[u8]>,
+    end: Bound<&[u8]>,
+    rev: bool,
+) -> Vec<(Vec<u8>, IndexEntry)> {
+    let in_range = |k: &[u8]| {
+        let above = match start {
+            Bound::Included(s) => k >= s,
+            Bound::Excluded(s) => k > s,
+            Bound::Unbounded => true,
+        };
+        let below = match end {
+            Bound::Included(e) => k <= e,
+            Bound::Excluded(e) => k < e,
+            Bound::Unbounded => true,
+        };
+        above && below
+    };
+    let mut out: Vec<_> =
+        model.iter().filter(|(k, _)| in_range(k)).map(|(k, e)| (k.clone(), *e)).collect();
+    if rev {
+        out.reverse();
+    }
+    out
+}
+
+fn index_range(
+    index: &Index,
+    start: Bound<&[u8]>,
+    end: Bound<&[u8]>,
+    rev: bool,
+) -> Vec<(Vec<u8>, IndexEntry)> {
+    index.range(start, end, rev).map(|(k, e)| (k.to_vec(), e)).collect()
+}
+
+/// Memory as computed independently from the fields' capacities.
+fn memory_from_fields(index: &Index) -> usize {
+    index.run.memory_bytes() + index.delta.memory_bytes()
+}
+
+fn check_totals(index: &Index, model: &Model, seed: u64) {
+    assert_eq!(index.len(), model.len(), "seed {seed}");
+    assert_eq!(index.key_bytes(), model.keys().map(Vec::len).sum::<usize>(), "seed {seed}");
+    assert_eq!(index.memory_bytes(), memory_from_fields(index), "seed {seed}");
+}
+
+fn apply_random_op(index: &mut Index, model: &mut Model, rng: &mut StdRng, seed: u64) {
+    let key = random_key(rng);
+    match rng.gen_range(0..100) {
+        0..=39 => {
+            let e = random_entry(rng);
+            let got = index.upsert(&key, e).expect("valid key fits");
+            assert_eq!(got, model.insert(key, e), "seed {seed}");
+        }
+        40..=59 => assert_eq!(index.remove(&key), model.remove(&key), "seed {seed}"),
+        60..=69 => {
+            let from = match (rng.gen_bool(0.8), model.get(&key)) {
+                (true, Some(e)) => e.location(),
+                _ => random_entry(rng).location(),
+            };
+            let to = random_entry(rng).location();
+            let want = match model.get_mut(&key) {
+                Some(e) if e.location() == from => {
+                    *e = IndexEntry::new(to, e.version(), e.expiry_ms());
+                    true
+                }
+                _ => false,
+            };
+            assert_eq!(index.relocate(&key, from, to), want, "seed {seed}");
+        }
+        70..=84 => assert_eq!(index.get(&key), model.get(&key).copied(), "seed {seed}"),
+        85..=98 => {
+            let (start, end, rev) = (random_bound(rng), random_bound(rng), rng.gen_bool(0.5));
+            let want = model_range(model, as_ref(&start), as_ref(&end), rev);
+            let got = index_range(index, as_ref(&start), as_ref(&end), rev);
+            assert_eq!(got, want, "seed {seed} start {start:?} end {end:?} rev {rev}");
+        }
+        _ => {
+            let snap = index.snapshot();
+            assert_eq!(snap.len(), model.len(), "seed {seed}");
+        }
+    }
+}
+
+fn run_model_test(seed: u64, ops: usize, delta_keys_min: usize) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut index = Index::with_limits(delta_keys_min, INDEX_KEY_ARENA_BYTES_MAX);
+    let mut model = Model::new();
+    let mut merges = 0;
+    for op in 0..ops {
+        let delta_before = index.delta.node_count();
+        apply_random_op(&mut index, &mut model, &mut rng, seed);
+        merges += usize::from(index.delta.node_count() < delta_before);
+        if op % 500 == 0 {
+            check_totals(&index, &model, seed);
+        }
+    }
+    // Merges triggered by the delta, by dead slots, and by snapshots all count here.
+    assert!(merges >= 3, "seed {seed}: only {merges} merges");
+    println!("seed {seed}: {merges} merges, {} live keys", model.len());
+    check_totals(&index, &model, seed);
+    let all = model_range(&model, Bound::Unbounded, Bound::Unbounded, false);
+    assert_eq!(index_range(&index, Bound::Unbounded, Bound::Unbounded, false), all, "seed {seed}");
+}
+
+#[test]
+fn matches_btreemap_with_frequent_merges() {
+    for seed in 0..4 {
+        run_model_test(seed, 20_000, 16);
+    }
+}
+
+#[test]
+fn matches_btreemap_with_default_thresholds() {
+    run_model_test(100, 30_000, DELTA_KEYS_MIN);
+}
+
+#[test]
+fn rejects_bad_keys_without_change() {
+    let mut index = Index::new();
+    let e = IndexEntry::new(Location::new(0, 0, 8), 1, 0);
+    assert!(matches!(index.upsert(b"", e), Err(crate::Error::KeyEmpty)));
+    let long = vec![1; KEY_BYTES_MAX + 1];
+    assert!(matches!(index.upsert(&long, e), Err(crate::Error::KeyTooLarge { .. })));
+    assert!(index.is_empty());
+    assert_eq!((index.get(b""), index.remove(&long)), (None, None));
+}
+
+#[test]
+fn index_full_leaves_index_unchanged_and_merge_reclaims_dead_keys() {
+    let max = 100;
+    let mut index = Index::with_limits(4, max);
+    let e = IndexEntry::new(Location::new(0, 0, 8), 1, 0);
+    for i in 0..10u8 {
+        index.upsert(&[i; 10], e).expect("fits");
+    }
+    let before = index_range(&index, Bound::Unbounded, Bound::Unbounded, false);
+    assert!(matches!(index.upsert(&[200], e), Err(crate::Error::IndexFull { max: 100 })));
+    assert_eq!(index_range(&index, Bound::Unbounded, Bound::Unbounded, false), before);
+    assert_eq!(index.len(), 10);
+    // Overwriting and reviving need no new arena bytes.
+    index.upsert(&[3; 10], e).expect("overwrite fits");
+    index.remove(&[4; 10]);
+    index.upsert(&[4; 10], e).expect("revive fits");
+    index.remove(&[5; 10]);
+    index.upsert(&[201], e).expect("a merge drops the dead key and makes room");
+    assert_eq!(index.len(), 10);
+    assert!(index.arena_fits(0));
+}
+
+fn filled_index(seed: u64, n: usize) -> Index {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut index = Index::with_limits(64, INDEX_KEY_ARENA_BYTES_MAX);
+    for _ in 0..n {
+        let key = random_key(&mut rng);
+        index.upsert(&key, random_entry(&mut rng)).expect("fits");
+        if rng.gen_bool(0.2) {
+            index.remove(&random_key(&mut rng));
+        }
+    }
+    index
+}
+
+#[test]
+fn snapshot_round_trips_through_checkpoint() {
+    let seed = 5;
+    let mut index = filled_index(seed, 5000);
+    let snap = index.snapshot();
+    assert_eq!(snap.len(), index.len());
+    let loaded = Index::from_checkpoint(&snap.keys, snap.ends_bytes(), snap.entries_bytes())
+        .expect("a snapshot is a valid checkpoint");
+    let all = |i: &Index| index_range(i, Bound::Unbounded, Bound::Unbounded, false);
+    assert_eq!(all(&loaded), all(&index), "seed {seed}");
+    assert_eq!((loaded.len(), loaded.key_bytes()), (index.len(), index.key_bytes()));
+    assert_eq!(loaded.memory_bytes(), index.memory_bytes(), "seed {seed}");
+    let empty = Index::new().snapshot();
+    let loaded = Index::from_checkpoint(&empty.keys, empty.ends_bytes(), empty.entries_bytes());
+    assert!(loaded.expect("empty checkpoint loads").is_empty());
+}
+
+/// Valid sections for keys "a", "b", "cc", "d".
+fn sections() -> (Vec<u8>, Vec<u32>, Vec<IndexEntry>) {
+    let e = IndexEntry::new(Location::new(1, 8, 16), 2, 0);
+    (b"abccd".to_vec(), vec![1, 2, 4, 5], vec![e; 4])
+}
+
+fn load(keys: &[u8], ends: &[u32], entries: &[IndexEntry]) -> Result<Index, String> {
+    let ends: Vec<U32> = ends.iter().map(|&e| U32::new(e)).collect();
+    Index::from_checkpoint(keys, ends.as_bytes(), entries.as_bytes())
+}
+
+#[test]
+fn from_checkpoint_rejects_damage() {
+    let (keys, ends, entries) = sections();
+    assert!(load(&keys, &ends, &entries).is_ok());
+    let long_key = vec![b'z'; KEY_BYTES_MAX + 1];
+    let cases: Vec<(&str, Vec<u8>, Vec<u32>, Vec<IndexEntry>)> = vec![
+        (
+            "unsorted",
+            b"bacc d".to_vec().into_iter().filter(|&b| b != b' ').collect(),
+            ends.clone(),
+            entries.clone(),
+        ),
+        ("duplicate", b"aaccd".to_vec(), ends.clone(), entries.clone()),
+        ("decreasing end", keys.clone(), vec![1, 3, 2, 5], entries.clone()),
+        ("empty key", keys.clone(), vec![1, 1, 4, 5], entries.clone()),
+        ("end past keys", keys.clone(), vec![1, 2, 4, 6], entries.clone()),
+        ("last end short", keys.clone(), vec![1, 2, 3, 4], entries.clone()),
+        ("too few entries", keys.clone(), ends.clone(), entries[..3].to_vec()),
+        ("too few ends", keys.clone(), ends[..3].to_vec(), entries.clone()),
+        (
+            "dead entry",
+            keys.clone(),
+            ends.clone(),
+            vec![entries[0], dead_entry(), entries[0], entries[0]],
+        ),
+        ("key too long", long_key.clone(), vec![long_key.len() as u32], vec![entries[0]]),
+        ("keys without ends", keys.clone(), vec![], vec![]),
+    ];
+    for (what, k, e, en) in cases {
+        let got = load(&k, &e, &en);
+        assert!(got.is_err(), "{what} was accepted");
+        println!("{what}: {}", got.err().unwrap_or_default());
+    }
+}
+
+#[test]
+fn from_checkpoint_rejects_truncated_sections() {
+    let (keys, ends, entries) = sections();
+    let ends: Vec<U32> = ends.iter().map(|&e| U32::new(e)).collect();
+    let (ends, entries) = (ends.as_bytes(), entries.as_bytes());
+    for cut in 0..ends.len() {
+        assert!(Index::from_checkpoint(&keys, &ends[..cut], entries).is_err(), "ends cut {cut}");
+    }
+    for cut in 0..entries.len() {
+        assert!(Index::from_checkpoint(&keys, ends, &entries[..cut]).is_err(), "entries cut {cut}");
+    }
+    for cut in 0..keys.len() {
+        assert!(Index::from_checkpoint(&keys[..cut], ends, entries).is_err(), "keys cut {cut}");
+    }
+}
+
+#[test]
+fn memory_is_exact_and_within_budget_after_merge() {
+    let seed = 3;
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut index = Index::new();
+    let e = IndexEntry::new(Location::new(1, 8, 16), 2, 0);
+    for _ in 0..100_000 {
+        let key: [u8; 16] = rng.gen();
+        index.upsert(&key, e).expect("fits");
+        assert_eq!(index.memory_bytes(), memory_from_fields(&index));
+    }
+    index.snapshot();
+    assert_eq!(index.memory_bytes(), memory_from_fields(&index), "seed {seed}");
+    // After a merge the delta is empty and every buffer has exact size, so the memory is
+    // 28 B/key for offsets and entries, plus the samples, plus the keys.
+    let n = index.len();
+    let samples = n.div_ceil(sorted_run::SAMPLE_STRIDE) * 8;
+    assert_eq!(index.memory_bytes(), index.key_bytes() + 28 * n + samples, "seed {seed}");
+    let per_key = (index.memory_bytes() - index.key_bytes()) as f64 / n as f64;
+    assert!(per_key <= 32.0, "seed {seed}: {per_key} B/key");
+}
+
+/// Not a test of behavior: prints bytes/key and ns/get for 1M random 16-byte keys. Run with
+/// `cargo test --release -p ringstore-storage index::tests::measure -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn measure_memory_and_get_speed_1m() {
+    let mut rng = StdRng::seed_from_u64(1);
+    let keys: Vec<[u8; 16]> = (0..1_000_000).map(|_| rng.gen()).collect();
+    let e = IndexEntry::new(Location::new(1, 8, 16), 2, 0);
+    let mut index = Index::new();
+    let t = std::time::Instant::now();
+    for k in &keys {
+        index.upsert(k, e).expect("fits");
+    }
+    let insert_ns = t.elapsed().as_nanos() as f64 / keys.len() as f64;
+    let delta_nodes = index.delta.node_count();
+    let before = (index.memory_bytes() - index.key_bytes()) as f64 / index.len() as f64;
+    index.snapshot();
+    let after = (index.memory_bytes() - index.key_bytes()) as f64 / index.len() as f64;
+    let order: Vec<usize> = (0..2_000_000).map(|_| rng.gen_range(0..keys.len())).collect();
+    let t = std::time::Instant::now();
+    let found = order.iter().filter(|&&i| index.get(&keys[i]).is_some()).count();
+    let get_ns = t.elapsed().as_nanos() as f64 / order.len() as f64;
+    assert_eq!(found, order.len());
+    println!("insert {insert_ns:.0} ns/key; before merge {before:.2} B/key with {delta_nodes} delta nodes");
+    println!("after snapshot {after:.2} B/key; get {get_ns:.0} ns");
+}

@@ -1,0 +1,262 @@
+//! Group commit: one flusher task per store turns many appended records into one write and at
+//! most one fdatasync, and wakes every writer whose records that made durable enough.
+//!
+//! Writers append synchronously (see [`crate::state::State::append_ops`]), record what they need
+//! (`write_wanted_seq`, `sync_wanted_seq`) and wait on the `progress` event. The flusher takes all
+//! pending chunks at once; whatever is appended while its I/O is in flight goes into the next
+//! flush. A `NoSync` record wakes nobody: the flusher writes it when the flush interval since the
+//! oldest pending record expires, or earlier with any other flush.
+//!
+//! A failed write or fsync poisons the store: the error is recorded, every waiter whose record
+//! is not yet covered gets [`Error::Poisoned`], and the flusher stops. Nothing is retried: after a
+//! failed fsync the kernel may have dropped the dirty pages, so a retry could report success for
+//! data that is gone.
+
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use crate::constants::*;
+use crate::disk::{Disk, DiskFile};
+use crate::log::segment_file::{encode_header, segment_file_name};
+use crate::state::Shared;
+use crate::{Error, Result};
+
+/// How durable a write must be before it is acknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// Acknowledged after the record is written and fdatasync'd.
+    #[default]
+    Sync,
+    /// Acknowledged after the write to the device completes (survives a process crash, not a
+    /// power loss).
+    WriteNoSync,
+    /// Acknowledged once buffered; written within the flush interval.
+    NoSync,
+}
+
+/// Waits until the record with append sequence `seq` is as durable as `durability` asks.
+pub(crate) async fn wait_durable<D: Disk>(
+    shared: &Shared<D>,
+    seq: u64,
+    durability: Durability,
+) -> Result<()> {
+    let need_sync = {
+        let mut st = shared.state.borrow_mut();
+        match durability {
+            Durability::Sync => st.sync_wanted_seq = st.sync_wanted_seq.max(seq),
+            Durability::WriteNoSync => st.write_wanted_seq = st.write_wanted_seq.max(seq),
+            Durability::NoSync if st.log.pending_bytes() >= WRITE_BUFFER_BYTES_MAX => {
+                // Backpressure: the buffer is full, so this writer waits for the write like a
+                // WriteNoSync one instead of letting memory grow.
+                st.write_wanted_seq = st.write_wanted_seq.max(seq);
+            }
+            Durability::NoSync => {
+                drop(st);
+                shared.flush_wanted.notify(1);
+                return Ok(());
+            }
+        }
+        durability == Durability::Sync
+    };
+    shared.flush_wanted.notify(1);
+    wait_for(shared, seq, need_sync).await
+}
+
+/// Waits until `seq` is written (or synced, if `synced`), or the store is poisoned.
+pub(crate) async fn wait_for<D: Disk>(shared: &Shared<D>, seq: u64, synced: bool) -> Result<()> {
+    loop {
+        let listener = shared.progress.listen();
+        {
+            let st = shared.state.borrow();
+            let done = if synced { st.synced_seq } else { st.written_seq };
+            if done >= seq {
+                return Ok(());
+            }
+            if let Some(reason) = &st.poisoned {
+                return Err(Error::Poisoned { reason: reason.clone() });
+            }
+        }
+        listener.await;
+    }
+}
+
+/// Asks for everything appended so far to be synced and waits for it.
+pub(crate) async fn sync_all<D: Disk>(shared: &Shared<D>) -> Result<()> {
+    let seq = {
+        let mut st = shared.state.borrow_mut();
+        let seq = st.log.appended_seq();
+        st.sync_wanted_seq = st.sync_wanted_seq.max(seq);
+        seq
+    };
+    shared.flush_wanted.notify(1);
+    wait_for(shared, seq, true).await
+}
+
+/// One flush: the chunks taken, the sequence number they end at, and whether to fdatasync.
+struct Job {
+    chunks: usize,
+    upto_seq: u64,
+    sync: bool,
+    records: u64,
+}
+
+/// The flusher task: runs until the store closes (after a final flush) or is poisoned.
+pub(crate) async fn run_flusher<D: Disk>(shared: Rc<Shared<D>>) {
+    while let Some(job) = next_job(&shared).await {
+        if let Err(e) = run_job(&shared, &job).await {
+            poison(&shared, format!("log flush failed: {e}"));
+            return;
+        }
+    }
+}
+
+/// Records why the store stops taking writes and wakes everyone.
+pub(crate) fn poison<D: Disk>(shared: &Shared<D>, reason: String) {
+    tracing::error!(dir = %shared.dir.display(), %reason, "store poisoned: refusing writes");
+    shared.state.borrow_mut().poisoned.get_or_insert(reason);
+    shared.progress.notify(usize::MAX);
+}
+
+/// Waits until there is something to flush, then takes it.
+async fn next_job<D: Disk>(shared: &Shared<D>) -> Option<Job> {
+    let interval = Duration::from_millis(shared.config.flush_interval_ms);
+    loop {
+        let listener = shared.flush_wanted.listen();
+        let deadline = {
+            let mut st = shared.state.borrow_mut();
+            if st.poisoned.is_some() {
+                return None;
+            }
+            let wanted = st.write_wanted_seq > st.written_seq || st.sync_wanted_seq > st.synced_seq;
+            let due = st.pending_since.is_some_and(|t| t.elapsed() >= interval);
+            let has_data = st.log.pending_bytes() > 0;
+            if wanted || (has_data && (due || st.closing)) {
+                return Some(take_job(&mut st));
+            }
+            if st.flusher_stop {
+                return None;
+            }
+            st.pending_since.filter(|_| has_data).map(|t| t + interval)
+        };
+        match deadline {
+            None => listener.await,
+            Some(at) => {
+                let wait = at.saturating_duration_since(Instant::now());
+                futures_lite::future::or(listener, glommio::timer::sleep(wait)).await;
+            }
+        }
+    }
+}
+
+fn take_job<D: Disk>(st: &mut crate::state::State<D>) -> Job {
+    let chunks = st.log.take_pending();
+    let upto_seq = st.log.appended_seq();
+    // Flushes run one at a time, so everything after the last written record is in this one.
+    let records = upto_seq - st.written_seq;
+    let job =
+        Job { chunks: chunks.len(), upto_seq, sync: st.sync_wanted_seq > st.synced_seq, records };
+    st.inflight = chunks;
+    st.pending_since = None;
+    job
+}
+
+async fn run_job<D: Disk>(shared: &Shared<D>, job: &Job) -> Result<()> {
+    let mut last_file = None;
+    for i in 0..job.chunks {
+        last_file = Some(write_chunk(shared, i).await?);
+    }
+    let mut st = shared.state.borrow_mut();
+    st.written_seq = job.upto_seq;
+    st.counters.flushes += 1;
+    st.counters.flushed_records += job.records;
+    st.counters.flush_records_max = st.counters.flush_records_max.max(job.records);
+    drop(st);
+    if job.sync {
+        let file = match last_file {
+            Some(f) => Some(f),
+            None => {
+                let st = shared.state.borrow();
+                st.segments.file(st.log.active_segment())
+            }
+        };
+        if let Some(file) = file {
+            fdatasync(shared, &*file).await?;
+        }
+        shared.state.borrow_mut().synced_seq = job.upto_seq;
+    }
+    let mut st = shared.state.borrow_mut();
+    st.inflight.clear();
+    drop(st);
+    shared.progress.notify(usize::MAX);
+    Ok(())
+}
+
+/// Writes inflight chunk `i` (creating or sealing its segment as marked); returns its file.
+async fn write_chunk<D: Disk>(shared: &Shared<D>, i: usize) -> Result<Rc<D::File>> {
+    let (segment, base, creates, seals) = {
+        let st = shared.state.borrow();
+        let c = &st.inflight[i];
+        (c.segment, c.base, c.creates_segment, c.seals_segment)
+    };
+    if creates {
+        create_segment(shared, segment).await?;
+    }
+    let file =
+        shared.state.borrow().segments.file(segment).expect("segment file exists after creation");
+    let path = shared.dir.join(segment_file_name(segment));
+    let buf = {
+        let st = shared.state.borrow();
+        let bytes = &st.inflight[i].bytes;
+        let len = align_up(bytes.len() as u64, DMA_ALIGN_BYTES) as usize;
+        (len > 0).then(|| {
+            let mut buf = file.alloc_buf(len);
+            buf.as_mut()[..bytes.len()].copy_from_slice(bytes);
+            buf
+        })
+    };
+    if let Some(buf) = buf {
+        let len = buf.as_ref().len() as u64;
+        file.write_at(buf, base).await.map_err(|e| Error::io("write", &path, e))?;
+        let mut st = shared.state.borrow_mut();
+        st.counters.flushed_bytes += len;
+        let seg = st.segments.get_mut(segment);
+        seg.end = seg.end.max(base + len);
+    }
+    if seals {
+        fdatasync(shared, &*file).await?;
+        shared.state.borrow_mut().segments.get_mut(segment).sealed = true;
+        shared.maintenance_wanted.notify(1);
+    }
+    Ok(file)
+}
+
+async fn fdatasync<D: Disk>(shared: &Shared<D>, file: &D::File) -> Result<()> {
+    let started = Instant::now();
+    file.fdatasync().await.map_err(|e| Error::io("fdatasync", &shared.dir, e))?;
+    let us = started.elapsed().as_micros() as u64;
+    let mut st = shared.state.borrow_mut();
+    st.counters.fsyncs += 1;
+    st.counters.fsync_us_total += us;
+    st.counters.fsync_us_max = st.counters.fsync_us_max.max(us);
+    Ok(())
+}
+
+/// Creates a segment file: header block written and synced, directory synced, so that nothing
+/// acknowledged in it can lose its file to a crash.
+async fn create_segment<D: Disk>(shared: &Shared<D>, id: u32) -> Result<()> {
+    let path = shared.dir.join(segment_file_name(id));
+    let file = shared.disk.create(&path).await.map_err(|e| Error::io("create", &path, e))?;
+    let mut block = file.alloc_buf(SEGMENT_HEADER_BYTES as usize);
+    let lsn = shared.state.borrow().next_lsn;
+    encode_header(block.as_mut(), id, lsn, shared.config.segment_size_bytes);
+    file.write_at(block, 0).await.map_err(|e| Error::io("write", &path, e))?;
+    fdatasync(shared, &file).await?;
+    shared
+        .disk
+        .sync_dir(&shared.dir)
+        .await
+        .map_err(|e| Error::io("fsync directory", &shared.dir, e))?;
+    let mut st = shared.state.borrow_mut();
+    st.segments.get_mut(id).file = Some(Rc::new(file));
+    Ok(())
+}

@@ -1,0 +1,193 @@
+//! Reads a segment front to back and classifies every byte range: valid records, alignment
+//! padding, damaged records, and a torn tail. Recovery and compaction share it.
+//!
+//! Rules (docs/FORMAT.md, "Reading a segment"):
+//! - A valid header whose body checksum fails is a damaged record: reported, skipped by its length.
+//! - An invalid header followed by zeros up to the next 4096-byte boundary is flush padding.
+//! - Any other invalid header is damage: the scanner looks for the next valid record at an 8-byte
+//!   boundary. If one exists, the damage is reported as a corrupt record in the middle; if none
+//!   does, the rest of the segment is a torn tail (a write cut short by a crash) and is cut off.
+//! - A record whose length runs past the end of the file is a torn tail.
+//!
+//! Reads go through the [`DiskFile`] in chunks of [`SEQUENTIAL_READ_BYTES`], never sized by a
+//! length read from disk beyond [`RECORD_BYTES_MAX`].
+
+use std::io;
+
+use crate::constants::*;
+use crate::disk::DiskFile;
+use crate::record::{self, DecodeError, RecordMeta};
+
+/// One owned record as the scanner found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScannedRecord {
+    pub offset: u64,
+    pub padded_len: u64,
+    pub meta: RecordMeta,
+    pub key: Vec<u8>,
+    pub value: Vec<u8>,
+}
+
+/// What the scanner found next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScanItem {
+    Record(ScannedRecord),
+    /// Damage followed by more valid data. `lsn` is known only when the header was intact.
+    Corrupt {
+        offset: u64,
+        lsn: Option<u64>,
+        what: String,
+    },
+    /// Invalid bytes from `offset` to the end of the segment; nothing after them is read.
+    TornTail {
+        offset: u64,
+        what: String,
+    },
+}
+
+/// A forward reader over one segment file.
+pub struct SegmentScanner<'f, F: DiskFile> {
+    file: &'f F,
+    segment_id: u32,
+    pos: u64,
+    file_size: u64,
+    buf: Vec<u8>,
+    buf_start: u64,
+    done: bool,
+}
+
+impl<'f, F: DiskFile> SegmentScanner<'f, F> {
+    /// Starts reading at `start` (the first record offset, or a checkpoint's replay point).
+    pub fn new(file: &'f F, segment_id: u32, start: u64, file_size: u64) -> Self {
+        SegmentScanner {
+            file,
+            segment_id,
+            pos: start,
+            file_size,
+            buf: Vec::new(),
+            buf_start: start,
+            done: false,
+        }
+    }
+
+    /// Offset just past the last byte classified so far.
+    pub fn position(&self) -> u64 {
+        self.pos
+    }
+
+    /// Makes bytes `pos..pos+len` (clipped at end of file) available in `buf`.
+    async fn fill(&mut self, pos: u64, len: u64) -> io::Result<()> {
+        let want_end = (pos + len).min(self.file_size);
+        let have_end = self.buf_start + self.buf.len() as u64;
+        if pos >= self.buf_start && want_end <= have_end {
+            return Ok(());
+        }
+        let read_len = (want_end - pos).max(SEQUENTIAL_READ_BYTES as u64).min(self.file_size - pos);
+        let bytes = self.file.read_at(pos, read_len as usize).await?;
+        self.buf.clear();
+        self.buf.extend_from_slice(&bytes);
+        self.buf_start = pos;
+        Ok(())
+    }
+
+    fn slice(&self, pos: u64) -> &[u8] {
+        let from = (pos - self.buf_start) as usize;
+        self.buf.get(from..).unwrap_or(&[])
+    }
+
+    /// The next item, or None at the end of the segment.
+    pub async fn next(&mut self) -> io::Result<Option<ScanItem>> {
+        while !self.done && self.pos < self.file_size {
+            self.fill(self.pos, RECORD_HEADER_BYTES as u64).await?;
+            match record::decode_header(self.slice(self.pos)) {
+                Ok(h) if h.lsn() != 0 => return self.read_record(h.padded_len()).await.map(Some),
+                Ok(_) | Err(_) => {
+                    if self.skip_padding().await? {
+                        continue;
+                    }
+                    return self.resync().await.map(Some);
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    async fn read_record(&mut self, padded_len: u64) -> io::Result<ScanItem> {
+        let offset = self.pos;
+        if offset + padded_len > self.file_size {
+            self.done = true;
+            let what =
+                format!("record of {padded_len} bytes runs past end of file at {}", self.file_size);
+            return Ok(ScanItem::TornTail { offset, what });
+        }
+        self.fill(offset, padded_len).await?;
+        self.pos += padded_len;
+        let buf = self.slice(offset);
+        match record::decode(buf) {
+            Ok(r) if r.meta.segment_id == self.segment_id => Ok(ScanItem::Record(ScannedRecord {
+                offset,
+                padded_len,
+                meta: r.meta,
+                key: r.key.to_vec(),
+                value: r.value.to_vec(),
+            })),
+            Ok(r) => Ok(ScanItem::Corrupt {
+                offset,
+                lsn: Some(r.meta.lsn),
+                what: format!("record names segment {}", r.meta.segment_id),
+            }),
+            Err(DecodeError::BadBody { lsn, .. }) => Ok(ScanItem::Corrupt {
+                offset,
+                lsn: Some(lsn),
+                what: "key/value checksum mismatch".into(),
+            }),
+            Err(e) => Ok(ScanItem::Corrupt { offset, lsn: None, what: format!("{e:?}") }),
+        }
+    }
+
+    /// If the bytes from `pos` to the next block boundary are all zero, skips them.
+    async fn skip_padding(&mut self) -> io::Result<bool> {
+        let boundary = align_up(self.pos + 1, DMA_ALIGN_BYTES).min(self.file_size);
+        self.fill(self.pos, boundary - self.pos).await?;
+        let gap = &self.slice(self.pos)[..(boundary - self.pos) as usize];
+        if gap.iter().all(|&b| b == 0) {
+            self.pos = boundary;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// After damage at `pos`, finds the next valid record at an 8-byte boundary.
+    async fn resync(&mut self) -> io::Result<ScanItem> {
+        let offset = self.pos;
+        let mut probe = offset + RECORD_ALIGN_BYTES;
+        while probe + RECORD_HEADER_BYTES as u64 <= self.file_size {
+            if self.is_valid_record_at(probe).await? {
+                self.pos = probe;
+                let what = format!("damaged header; {} bytes skipped", probe - offset);
+                return Ok(ScanItem::Corrupt { offset, lsn: None, what });
+            }
+            probe += RECORD_ALIGN_BYTES;
+        }
+        self.done = true;
+        self.pos = self.file_size;
+        Ok(ScanItem::TornTail { offset, what: "no valid record follows".into() })
+    }
+
+    async fn is_valid_record_at(&mut self, probe: u64) -> io::Result<bool> {
+        self.fill(probe, RECORD_HEADER_BYTES as u64).await?;
+        // The magic is the last two header bytes; checking it first keeps the probe loop cheap.
+        let magic = record::RECORD_MAGIC.to_le_bytes();
+        if self.slice(probe).get(46..48) != Some(&magic[..]) {
+            return Ok(false);
+        }
+        let Ok(h) = record::decode_header(self.slice(probe)) else { return Ok(false) };
+        if probe + h.padded_len() > self.file_size {
+            return Ok(false);
+        }
+        self.fill(probe, h.padded_len()).await?;
+        Ok(
+            matches!(record::decode(self.slice(probe)), Ok(r) if r.meta.segment_id == self.segment_id),
+        )
+    }
+}

@@ -1,0 +1,292 @@
+//! Recovery: load the checkpoint, replay the log written after it, and start a fresh segment.
+//!
+//! 1. List the directory; remove a leftover `checkpoint.tmp` (a checkpoint that never published).
+//! 2. Load `checkpoint` (memory-mapped), verify every checksum, rebuild the index from it.
+//! 3. Scan each segment from where the checkpoint says replay starts (its whole record area if
+//!    the checkpoint does not know it). Records with an LSN at or below the checkpoint's are
+//!    skipped. Others are applied when newer than what replay already applied for that key
+//!    (compaction copies records forward with their original LSN, so a key can appear twice).
+//!    The records of an atomic batch are applied only when the whole batch is present and valid.
+//! 4. Damage is reported with segment, offset and LSN and never applied; a torn tail ends the
+//!    segment. Neither stops the other segments from loading.
+//! 5. Live bytes per segment are recomputed from the index, and all existing segments are sealed:
+//!    new records go to a new segment, so a torn tail is never written over.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::cache::RecordCache;
+use crate::checkpoint::{self, REPLAY_NONE};
+use crate::config::StoreConfig;
+use crate::constants::*;
+use crate::disk::{Disk, DiskFile};
+use crate::index::{Index, IndexEntry, Location};
+use crate::log::scan::{ScanItem, ScannedRecord, SegmentScanner};
+use crate::log::segment_file::{check_header, parse_segment_file_name};
+use crate::log::writer::LogWriter;
+use crate::record::RecordKind;
+use crate::segments::{SegmentInfo, SegmentTable};
+use crate::state::State;
+use crate::{Error, Result};
+
+/// A damaged record found during recovery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CorruptionReport {
+    pub segment: u32,
+    pub offset: u64,
+    pub lsn: Option<u64>,
+    pub what: String,
+}
+
+/// What recovery did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecoveryReport {
+    pub checkpoint_lsn: Option<u64>,
+    pub checkpoint_keys: u64,
+    pub segments: u64,
+    pub bytes_scanned: u64,
+    pub records_replayed: u64,
+    /// Torn tails cut off: (segment, offset, reason).
+    pub torn_tails: Vec<(u32, u64, String)>,
+    pub corrupt: Vec<CorruptionReport>,
+    /// Atomic batches found incomplete and not applied.
+    pub batches_discarded: u64,
+    pub duration: Duration,
+}
+
+/// Replay state: the index being rebuilt and the newest LSN applied per key.
+struct Replay {
+    index: Index,
+    checkpoint_lsn: u64,
+    max_lsn: u64,
+    applied_lsn: HashMap<Vec<u8>, u64, ahash::RandomState>,
+    batch: Vec<ScannedRecord>,
+}
+
+pub(crate) async fn recover<D: Disk>(
+    disk: &D,
+    dir: &Path,
+    config: &StoreConfig,
+) -> Result<(State<D>, RecoveryReport)> {
+    let started = Instant::now();
+    disk.prepare_dir(dir).await.map_err(|e| Error::io("prepare directory", dir, e))?;
+    let names = disk.list_dir(dir).await.map_err(|e| Error::io("list", dir, e))?;
+    if names.iter().any(|n| n == checkpoint::CHECKPOINT_TMP_FILE) {
+        let tmp = dir.join(checkpoint::CHECKPOINT_TMP_FILE);
+        disk.remove(&tmp).await.map_err(|e| Error::io("remove", &tmp, e))?;
+    }
+    let mut report = RecoveryReport::default();
+    let loaded = checkpoint::load(disk, dir).await?;
+    let (index, checkpoint_lsn, marks) = match loaded {
+        Some(l) => {
+            report.checkpoint_lsn = Some(l.lsn);
+            report.checkpoint_keys = l.index.len() as u64;
+            let marks: HashMap<u32, u64> =
+                l.marks.iter().map(|m| (m.id.get(), m.replay_from.get())).collect();
+            (l.index, l.lsn, marks)
+        }
+        None => (Index::new(), 0, HashMap::new()),
+    };
+    let mut replay = Replay {
+        index,
+        checkpoint_lsn,
+        max_lsn: checkpoint_lsn,
+        applied_lsn: HashMap::default(),
+        batch: Vec::new(),
+    };
+    let mut segments = SegmentTable::default();
+    let mut ids: Vec<u32> = names
+        .iter()
+        .filter_map(|n| parse_segment_file_name(n))
+        .filter(|&id| id >= 1 && id <= SEGMENT_ID_MAX)
+        .collect();
+    ids.sort_unstable();
+    for id in ids {
+        let start = marks.get(&id).copied().unwrap_or(SEGMENT_HEADER_BYTES);
+        if let Some(info) = open_segment(disk, dir, id, start, &mut replay, &mut report).await? {
+            segments.insert(id, info);
+        }
+    }
+    account_live(&replay.index, &mut segments)?;
+    report.segments = segments.len() as u64;
+    let state = build_state(replay, segments, config, &report)?;
+    report.duration = started.elapsed();
+    tracing::info!(dir = %dir.display(), ?report, "recovered");
+    Ok((state, report))
+}
+
+/// Opens one segment and replays it from `start`; None if it is an empty leftover of a crash.
+async fn open_segment<D: Disk>(
+    disk: &D,
+    dir: &Path,
+    id: u32,
+    start: u64,
+    replay: &mut Replay,
+    report: &mut RecoveryReport,
+) -> Result<Option<SegmentInfo<D::File>>> {
+    let path = dir.join(crate::log::segment_file::segment_file_name(id));
+    let file = disk.open(&path).await.map_err(|e| Error::io("open", &path, e))?;
+    let size = file.size().await.map_err(|e| Error::io("stat", &path, e))?;
+    let head = file
+        .read_at(0, SEGMENT_HEADER_BYTES as usize)
+        .await
+        .map_err(|e| Error::io("read", &path, e))?;
+    if let Err(what) = check_header(&head, id) {
+        if head.iter().all(|&b| b == 0) {
+            // Created but its header never became durable: no record in it was acknowledged.
+            tracing::warn!(segment = id, "removing empty segment left by a crash during creation");
+            disk.remove(&path).await.map_err(|e| Error::io("remove", &path, e))?;
+            return Ok(None);
+        }
+        report.corrupt.push(CorruptionReport {
+            segment: id,
+            offset: 0,
+            lsn: None,
+            what: format!("segment header: {what}"),
+        });
+    }
+    if start != REPLAY_NONE {
+        replay_segment(&file, id, start.max(SEGMENT_HEADER_BYTES), size, replay, report)
+            .await
+            .map_err(|e| Error::io("read", &path, e))?;
+    }
+    Ok(Some(SegmentInfo::new(Some(std::rc::Rc::new(file)), align_up(size, DMA_ALIGN_BYTES), true)))
+}
+
+async fn replay_segment<F: DiskFile>(
+    file: &F,
+    id: u32,
+    start: u64,
+    size: u64,
+    replay: &mut Replay,
+    report: &mut RecoveryReport,
+) -> std::io::Result<()> {
+    let mut scanner = SegmentScanner::new(file, id, start, size);
+    while let Some(item) = scanner.next().await? {
+        match item {
+            ScanItem::Record(r) => {
+                replay.on_record(id, r, report).map_err(std::io::Error::other)?
+            }
+            ScanItem::Corrupt { offset, lsn, what } => {
+                replay.discard_batch(report);
+                tracing::error!(segment = id, offset, ?lsn, %what, "corrupt record skipped");
+                report.corrupt.push(CorruptionReport { segment: id, offset, lsn, what });
+            }
+            ScanItem::TornTail { offset, what } => {
+                replay.discard_batch(report);
+                tracing::warn!(segment = id, offset, %what, "torn tail cut");
+                report.torn_tails.push((id, offset, what));
+            }
+        }
+    }
+    replay.discard_batch(report);
+    report.bytes_scanned += size.saturating_sub(start);
+    Ok(())
+}
+
+impl Replay {
+    fn on_record(&mut self, id: u32, r: ScannedRecord, report: &mut RecoveryReport) -> Result<()> {
+        self.max_lsn = self.max_lsn.max(r.meta.lsn);
+        if let Some(last) = self.batch.last() {
+            let continues = r.meta.lsn == last.meta.lsn + 1
+                && r.offset == last.offset + last.padded_len
+                && u32::from(r.meta.batch_remaining) + 1 == u32::from(last.meta.batch_remaining);
+            if !continues {
+                self.discard_batch(report);
+            }
+        }
+        if r.meta.batch_remaining > 0 || !self.batch.is_empty() {
+            self.batch.push(r);
+            if self.batch.last().is_some_and(|l| l.meta.batch_remaining == 0) {
+                for r in std::mem::take(&mut self.batch) {
+                    self.apply(id, r, report)?;
+                }
+            }
+            return Ok(());
+        }
+        self.apply(id, r, report)
+    }
+
+    fn discard_batch(&mut self, report: &mut RecoveryReport) {
+        if !self.batch.is_empty() {
+            let first = &self.batch[0];
+            tracing::warn!(
+                lsn = first.meta.lsn,
+                records = self.batch.len(),
+                "incomplete atomic batch discarded"
+            );
+            report.batches_discarded += 1;
+            self.batch.clear();
+        }
+    }
+
+    fn apply(&mut self, id: u32, r: ScannedRecord, report: &mut RecoveryReport) -> Result<()> {
+        if r.meta.lsn <= self.checkpoint_lsn {
+            return Ok(());
+        }
+        if self.applied_lsn.get(&r.key).is_some_and(|&l| l >= r.meta.lsn) {
+            return Ok(());
+        }
+        report.records_replayed += 1;
+        match r.meta.kind {
+            RecordKind::Put => {
+                let loc = Location::new(id, r.offset, r.padded_len);
+                self.index
+                    .upsert(&r.key, IndexEntry::new(loc, r.meta.version, r.meta.expiry_ms))?;
+            }
+            RecordKind::Delete => {
+                self.index.remove(&r.key);
+            }
+        }
+        self.applied_lsn.insert(r.key, r.meta.lsn);
+        Ok(())
+    }
+}
+
+/// Live bytes per segment from the index; an entry naming a missing segment is fatal.
+fn account_live<F>(index: &Index, segments: &mut SegmentTable<F>) -> Result<()> {
+    for (key, e) in index.range(std::ops::Bound::Unbounded, std::ops::Bound::Unbounded, false) {
+        let loc = e.location();
+        if segments.get(loc.segment()).is_none() {
+            return Err(Error::CorruptFile {
+                file: checkpoint::CHECKPOINT_FILE.into(),
+                what: format!(
+                    "key {key:?} points at segment {} which does not exist",
+                    loc.segment()
+                ),
+            });
+        }
+        segments.add_live(loc.segment(), loc.len());
+    }
+    Ok(())
+}
+
+fn build_state<D: Disk>(
+    replay: Replay,
+    mut segments: SegmentTable<D::File>,
+    config: &StoreConfig,
+    report: &RecoveryReport,
+) -> Result<State<D>> {
+    let active = segments.free_id().ok_or(Error::SegmentIdsExhausted { max: SEGMENT_ID_MAX })?;
+    segments.insert(active, SegmentInfo::new(None, SEGMENT_HEADER_BYTES, false));
+    Ok(State {
+        index: replay.index,
+        cache: RecordCache::new(config.cache_capacity_bytes),
+        log: LogWriter::new(config.segment_size_bytes, active, 0),
+        segments,
+        inflight: Vec::new(),
+        next_lsn: replay.max_lsn + 1,
+        written_seq: 0,
+        synced_seq: 0,
+        write_wanted_seq: 0,
+        sync_wanted_seq: 0,
+        pending_since: None,
+        checkpoint_lsn: replay.checkpoint_lsn,
+        bytes_since_checkpoint: report.bytes_scanned,
+        poisoned: None,
+        closing: false,
+        flusher_stop: false,
+        counters: Default::default(),
+    })
+}

@@ -1,0 +1,206 @@
+//! The mutable state of one store, shared by the request path and the background tasks.
+//!
+//! Everything runs on one executor thread, so a `RefCell` is enough; no borrow is ever held across
+//! an `.await`. Write operations mutate the index and append to the log in one synchronous step,
+//! which is what makes a batch, or a check-then-write, atomic with respect to every other task.
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::Instant;
+
+use event_listener::Event;
+
+use crate::cache::RecordCache;
+use crate::clock::Clock;
+use crate::config::StoreConfig;
+use crate::constants::*;
+use crate::disk::Disk;
+use crate::index::{Index, IndexEntry, Location};
+use crate::log::writer::{Chunk, LogWriter, Reservation};
+use crate::record::{self, RecordKind, RecordMeta};
+use crate::segments::{SegmentInfo, SegmentTable};
+use crate::stats::Counters;
+use crate::{Error, Result};
+
+/// What every task of one store shares.
+pub(crate) struct Shared<D: Disk> {
+    pub disk: D,
+    pub dir: PathBuf,
+    pub config: StoreConfig,
+    pub clock: Rc<dyn Clock>,
+    pub state: RefCell<State<D>>,
+    /// Written/synced progress or poisoning: wakes writers waiting for durability.
+    pub progress: Event,
+    /// Wakes the flusher.
+    pub flush_wanted: Event,
+    /// Wakes the maintenance task (compaction, checkpoints).
+    pub maintenance_wanted: Event,
+    /// One compaction or checkpoint at a time.
+    pub maintenance_lock: glommio::sync::Semaphore,
+}
+
+pub(crate) struct State<D: Disk> {
+    pub index: Index,
+    pub cache: RecordCache,
+    pub log: LogWriter,
+    pub segments: SegmentTable<D::File>,
+    /// Chunks the flusher is writing; reads of their records are served from here.
+    pub inflight: Vec<Chunk>,
+    pub next_lsn: u64,
+    pub written_seq: u64,
+    pub synced_seq: u64,
+    pub write_wanted_seq: u64,
+    pub sync_wanted_seq: u64,
+    /// When the oldest unflushed `NoSync` record was appended.
+    pub pending_since: Option<Instant>,
+    pub checkpoint_lsn: u64,
+    pub bytes_since_checkpoint: u64,
+    pub poisoned: Option<String>,
+    pub closing: bool,
+    /// Set by close once everything is synced: the flusher exits when idle.
+    pub flusher_stop: bool,
+    pub counters: Counters,
+}
+
+/// One operation of a write, already validated.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Op<'a> {
+    pub kind: RecordKind,
+    pub key: &'a [u8],
+    pub value: &'a [u8],
+    pub version: u64,
+    pub expiry_ms: u64,
+}
+
+impl<D: Disk> State<D> {
+    pub fn check_writable(&self) -> Result<()> {
+        if let Some(reason) = &self.poisoned {
+            return Err(Error::Poisoned { reason: reason.clone() });
+        }
+        if self.closing {
+            return Err(Error::Closed);
+        }
+        Ok(())
+    }
+
+    /// Reserves `len` bytes in the log, opening a new segment if needed.
+    pub fn reserve(&mut self, len: u64) -> Result<Reservation> {
+        let free = self.segments.free_id();
+        let r = self
+            .log
+            .reserve(len, || free)
+            .ok_or(Error::SegmentIdsExhausted { max: SEGMENT_ID_MAX })?;
+        if let Some(id) = r.opened_segment {
+            self.segments.insert(id, SegmentInfo::new(None, SEGMENT_HEADER_BYTES, false));
+        }
+        Ok(r)
+    }
+
+    /// Appends `ops` as one atomic group and applies them to the index and cache. Returns the
+    /// append sequence number of the last record. Nothing is appended if the index refuses a key.
+    pub fn append_ops(&mut self, ops: &[Op<'_>]) -> Result<(u64, u64)> {
+        let total: u64 = ops.iter().map(|o| record::padded_len(o.key.len(), o.value.len())).sum();
+        let r = self.reserve(total)?;
+        let first_lsn = self.next_lsn;
+        let mut offset = r.offset;
+        let mut seq = 0;
+        for (i, op) in ops.iter().enumerate() {
+            let len = record::padded_len(op.key.len(), op.value.len());
+            let loc = Location::new(r.segment, offset, len);
+            if let Err(e) = self.apply_to_index(op, loc) {
+                // Only the first op can fail before anything is appended; later ones would leave
+                // a half-applied batch in memory, so the store stops instead.
+                if i > 0 {
+                    self.poisoned = Some(format!("index refused key {i} of a batch: {e}"));
+                }
+                return Err(e);
+            }
+            let meta = RecordMeta {
+                kind: op.kind,
+                lsn: self.next_lsn,
+                version: op.version,
+                expiry_ms: op.expiry_ms,
+                segment_id: r.segment,
+                flags: 0,
+                batch_remaining: (ops.len() - 1 - i) as u16,
+            };
+            self.next_lsn += 1;
+            let (at, s) = self.log.append(&meta, op.key, op.value);
+            assert_eq!(at, loc, "log placed a record away from its reservation");
+            seq = s;
+            offset += len;
+        }
+        self.note_appended(total);
+        Ok((first_lsn, seq))
+    }
+
+    /// Points the index at the new record (or removes the key for a delete) and moves live bytes.
+    fn apply_to_index(&mut self, op: &Op<'_>, loc: Location) -> Result<()> {
+        self.cache.remove(op.key);
+        let old = match op.kind {
+            RecordKind::Put => {
+                let old =
+                    self.index.upsert(op.key, IndexEntry::new(loc, op.version, op.expiry_ms))?;
+                self.segments.add_live(loc.segment(), loc.len());
+                old
+            }
+            RecordKind::Delete => self.index.remove(op.key),
+        };
+        if let Some(old) = old {
+            self.segments.sub_live(old.location().segment(), old.location().len());
+        }
+        Ok(())
+    }
+
+    /// Re-appends a record compaction found live, keeping its LSN, version and expiry.
+    pub fn append_moved(
+        &mut self,
+        meta: &RecordMeta,
+        key: &[u8],
+        value: &[u8],
+    ) -> Result<(Location, u64)> {
+        let len = record::padded_len(key.len(), value.len());
+        let r = self.reserve(len)?;
+        let meta = RecordMeta {
+            segment_id: r.segment,
+            flags: record::FLAG_MOVED,
+            batch_remaining: 0,
+            ..*meta
+        };
+        let (loc, seq) = self.log.append(&meta, key, value);
+        self.note_appended(len);
+        Ok((loc, seq))
+    }
+
+    fn note_appended(&mut self, bytes: u64) {
+        self.bytes_since_checkpoint += bytes;
+        if self.pending_since.is_none() {
+            self.pending_since = Some(Instant::now());
+        }
+    }
+
+    /// Record bytes at `loc` that have not reached the file yet.
+    pub fn find_unflushed(&self, loc: Location) -> Option<&[u8]> {
+        self.log.find(loc).or_else(|| self.inflight.iter().find_map(|c| c.find(loc)))
+    }
+}
+
+/// Checks a key against the store's limits.
+pub(crate) fn check_key(key: &[u8]) -> Result<()> {
+    if key.is_empty() {
+        return Err(Error::KeyEmpty);
+    }
+    if key.len() > KEY_BYTES_MAX {
+        return Err(Error::KeyTooLarge { len: key.len(), max: KEY_BYTES_MAX });
+    }
+    Ok(())
+}
+
+/// Checks a value against the store's limits.
+pub(crate) fn check_value(value: &[u8]) -> Result<()> {
+    if value.len() > VALUE_BYTES_MAX {
+        return Err(Error::ValueTooLarge { len: value.len(), max: VALUE_BYTES_MAX });
+    }
+    Ok(())
+}

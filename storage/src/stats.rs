@@ -1,0 +1,63 @@
+//! Counters a store keeps and the snapshot it reports.
+
+use crate::cache::CacheStats;
+
+/// Running counters; plain integers because one thread owns them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub puts: u64,
+    pub deletes: u64,
+    pub batches: u64,
+    pub gets: u64,
+    pub scans: u64,
+    pub flushes: u64,
+    pub flushed_bytes: u64,
+    /// Records written by all flushes, for the mean group-commit batch size.
+    pub flushed_records: u64,
+    pub flush_records_max: u64,
+    pub fsyncs: u64,
+    pub fsync_us_total: u64,
+    pub fsync_us_max: u64,
+    pub compactions: u64,
+    pub compaction_moved_bytes: u64,
+    pub compaction_dropped_bytes: u64,
+    pub segments_deleted: u64,
+    pub checkpoints: u64,
+    pub corrupt_reads: u64,
+}
+
+/// A point-in-time report of one store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoreStats {
+    pub keys: u64,
+    /// Exact bytes of the in-memory index.
+    pub index_bytes: u64,
+    /// Bytes of the live keys themselves.
+    pub index_key_bytes: u64,
+    pub cache: CacheStats,
+    pub segments: u64,
+    pub disk_bytes: u64,
+    pub live_bytes: u64,
+    pub next_lsn: u64,
+    pub checkpoint_lsn: u64,
+    pub poisoned: Option<String>,
+    pub counters: Counters,
+}
+
+impl StoreStats {
+    /// Index bytes per key beyond the key bytes themselves.
+    pub fn index_overhead_bytes_per_key(&self) -> f64 {
+        if self.keys == 0 {
+            return 0.0;
+        }
+        (self.index_bytes as f64 - self.index_key_bytes as f64) / self.keys as f64
+    }
+
+    /// Share of segment bytes that is garbage.
+    pub fn garbage_ratio(&self) -> f64 {
+        if self.disk_bytes == 0 {
+            return 0.0;
+        }
+        1.0 - self.live_bytes as f64 / self.disk_bytes as f64
+    }
+}

@@ -1,0 +1,286 @@
+//! The public face of one shard's store: open, write, read, maintain, close.
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use bytes::Bytes;
+use event_listener::Event;
+use glommio::{Latency, Shares, Task};
+
+use crate::clock::{Clock, SystemClock};
+use crate::config::StoreConfig;
+use crate::constants::*;
+use crate::disk::Disk;
+use crate::log::group_commit::{self, Durability};
+use crate::record::{self, RecordKind};
+use crate::recovery::{self, RecoveryReport};
+use crate::state::{check_key, check_value, Op, Shared};
+use crate::stats::StoreStats;
+use crate::{compaction, Error, Result};
+
+/// Options of a put.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    pub durability: Durability,
+    /// The record's version (ms since the epoch); the store's clock if None.
+    pub version: Option<u64>,
+    /// When the record expires, in ms since the epoch; 0 means never.
+    pub expiry_ms: u64,
+}
+
+impl WriteOptions {
+    pub fn durability(durability: Durability) -> Self {
+        WriteOptions { durability, ..Default::default() }
+    }
+}
+
+/// What an acknowledged write reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteReceipt {
+    /// Log sequence number of the (first) record.
+    pub lsn: u64,
+    pub version: u64,
+}
+
+/// One operation of an atomic batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BatchOp {
+    Put { key: Vec<u8>, value: Vec<u8>, version: Option<u64>, expiry_ms: u64 },
+    Delete { key: Vec<u8> },
+}
+
+/// A value as a read returns it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Value {
+    pub value: Bytes,
+    pub version: u64,
+    pub expiry_ms: u64,
+}
+
+/// One shard's log-structured store. Use it from the glommio executor that opened it, and call
+/// [`Store::close`] to flush, checkpoint and stop its tasks.
+pub struct Store<D: Disk = crate::disk::dma::DmaDisk> {
+    pub(crate) shared: Rc<Shared<D>>,
+    flusher: RefCell<Option<Task<()>>>,
+    maintenance: RefCell<Option<Task<()>>>,
+    report: RecoveryReport,
+}
+
+impl<D: Disk> std::fmt::Debug for Store<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("dir", &self.shared.dir).finish_non_exhaustive()
+    }
+}
+
+impl<D: Disk> Store<D> {
+    /// Opens (recovering) or creates the store in `dir`, with the system clock.
+    pub async fn open(disk: D, dir: impl Into<PathBuf>, config: StoreConfig) -> Result<Store<D>> {
+        Self::open_with_clock(disk, dir, config, Rc::new(SystemClock)).await
+    }
+
+    /// Opens the store with an injected clock (tests drive TTL and versions with it).
+    pub async fn open_with_clock(
+        disk: D,
+        dir: impl Into<PathBuf>,
+        config: StoreConfig,
+        clock: Rc<dyn Clock>,
+    ) -> Result<Store<D>> {
+        config.validate()?;
+        let dir = dir.into();
+        let (state, report) = recovery::recover(&disk, &dir, &config).await?;
+        let shared = Rc::new(Shared {
+            disk,
+            dir,
+            config,
+            clock,
+            state: RefCell::new(state),
+            progress: Event::new(),
+            flush_wanted: Event::new(),
+            maintenance_wanted: Event::new(),
+            maintenance_lock: glommio::sync::Semaphore::new(1),
+        });
+        let flusher = glommio::spawn_local(group_commit::run_flusher(shared.clone()));
+        let maintenance =
+            shared.config.background_maintenance.then(|| spawn_maintenance(&shared)).transpose()?;
+        Ok(Store {
+            shared,
+            flusher: RefCell::new(Some(flusher)),
+            maintenance: RefCell::new(maintenance),
+            report,
+        })
+    }
+
+    /// What recovery found when this store was opened.
+    pub fn recovery_report(&self) -> &RecoveryReport {
+        &self.report
+    }
+
+    /// Inserts or replaces `key`.
+    pub async fn put(&self, key: &[u8], value: &[u8], opts: WriteOptions) -> Result<WriteReceipt> {
+        check_key(key)?;
+        check_value(value)?;
+        let version = opts.version.unwrap_or_else(|| self.shared.clock.now_ms());
+        let op = Op { kind: RecordKind::Put, key, value, version, expiry_ms: opts.expiry_ms };
+        let lsn = self.write(&[op], opts.durability).await?;
+        Ok(WriteReceipt { lsn, version })
+    }
+
+    /// Deletes `key` (writes a tombstone even if the key is absent, so the delete is as durable
+    /// as asked regardless of earlier unsynced writes). Returns whether the key was present.
+    pub async fn delete(&self, key: &[u8], durability: Durability) -> Result<bool> {
+        check_key(key)?;
+        let existed = self
+            .shared
+            .state
+            .borrow()
+            .index
+            .get(key)
+            .is_some_and(|e| !e.is_expired(self.shared.clock.now_ms()));
+        let version = self.shared.clock.now_ms();
+        let op = Op { kind: RecordKind::Delete, key, value: &[], version, expiry_ms: 0 };
+        self.write(&[op], durability).await?;
+        Ok(existed)
+    }
+
+    /// Applies `ops` atomically: after any crash, recovery sees all of them or none.
+    pub async fn write_batch(
+        &self,
+        ops: &[BatchOp],
+        durability: Durability,
+    ) -> Result<WriteReceipt> {
+        let now = self.shared.clock.now_ms();
+        let ops = validate_batch(ops, now)?;
+        let lsn = self.write(&ops, durability).await?;
+        Ok(WriteReceipt { lsn, version: now })
+    }
+
+    async fn write(&self, ops: &[Op<'_>], durability: Durability) -> Result<u64> {
+        let (lsn, seq) = {
+            let mut st = self.shared.state.borrow_mut();
+            st.check_writable()?;
+            let (lsn, seq) = st.append_ops(ops)?;
+            count_write(&mut st.counters, ops);
+            (lsn, seq)
+        };
+        group_commit::wait_durable(&self.shared, seq, durability).await?;
+        self.wake_maintenance_if_due();
+        Ok(lsn)
+    }
+
+    fn wake_maintenance_if_due(&self) {
+        let due = self.shared.state.borrow().bytes_since_checkpoint
+            >= self.shared.config.checkpoint_interval_bytes;
+        if due {
+            self.shared.maintenance_wanted.notify(1);
+        }
+    }
+
+    /// Waits until every write acknowledged so far is fsynced.
+    pub async fn sync(&self) -> Result<()> {
+        group_commit::sync_all(&self.shared).await
+    }
+
+    /// Writes an index checkpoint now; returns its LSN.
+    pub async fn checkpoint(&self) -> Result<u64> {
+        crate::checkpoint::run(&self.shared).await
+    }
+
+    /// Compacts every sealed segment over the garbage threshold, then checkpoints and deletes
+    /// the compacted segments.
+    pub async fn compact(&self) -> Result<compaction::CompactionReport> {
+        compaction::run(&self.shared).await
+    }
+
+    pub fn stats(&self) -> StoreStats {
+        let st = self.shared.state.borrow();
+        StoreStats {
+            keys: st.index.len() as u64,
+            index_bytes: st.index.memory_bytes() as u64,
+            index_key_bytes: st.index.key_bytes() as u64,
+            cache: st.cache.stats(),
+            segments: st.segments.len() as u64,
+            disk_bytes: st.segments.disk_bytes(),
+            live_bytes: st.segments.live_bytes(),
+            next_lsn: st.next_lsn,
+            checkpoint_lsn: st.checkpoint_lsn,
+            poisoned: st.poisoned.clone(),
+            counters: st.counters,
+        }
+    }
+
+    /// Refuses new writes, stops maintenance, syncs everything, writes a checkpoint and stops the
+    /// flusher. Returns the first error met on the way (the tasks are stopped regardless).
+    pub async fn close(self) -> Result<()> {
+        self.shared.state.borrow_mut().closing = true;
+        self.shared.maintenance_wanted.notify(usize::MAX);
+        let maintenance = self.maintenance.borrow_mut().take();
+        if let Some(t) = maintenance {
+            t.await;
+        }
+        let result = match group_commit::sync_all(&self.shared).await {
+            Ok(()) => self.checkpoint().await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        self.shared.state.borrow_mut().flusher_stop = true;
+        self.shared.flush_wanted.notify(usize::MAX);
+        let flusher = self.flusher.borrow_mut().take();
+        if let Some(t) = flusher {
+            t.await;
+        }
+        result
+    }
+}
+
+fn spawn_maintenance<D: Disk>(shared: &Rc<Shared<D>>) -> Result<Task<()>> {
+    let queue = glommio::executor().create_task_queue(
+        Shares::Static(shared.config.maintenance_shares),
+        Latency::NotImportant,
+        "maintenance",
+    );
+    glommio::spawn_local_into(compaction::run_maintenance(shared.clone()), queue)
+        .map_err(|e| Error::Config { what: format!("cannot spawn the maintenance task: {e}") })
+}
+
+fn count_write(c: &mut crate::stats::Counters, ops: &[Op<'_>]) {
+    if ops.len() > 1 {
+        c.batches += 1;
+    }
+    for op in ops {
+        match op.kind {
+            RecordKind::Put => c.puts += 1,
+            RecordKind::Delete => c.deletes += 1,
+        }
+    }
+}
+
+fn validate_batch(ops: &[BatchOp], now: u64) -> Result<Vec<Op<'_>>> {
+    if ops.is_empty() {
+        return Err(Error::BatchEmpty);
+    }
+    if ops.len() > BATCH_OPS_MAX {
+        return Err(Error::BatchTooManyOps { ops: ops.len(), max: BATCH_OPS_MAX });
+    }
+    let mut out = Vec::with_capacity(ops.len());
+    let mut bytes = 0u64;
+    for op in ops {
+        let op = match op {
+            BatchOp::Put { key, value, version, expiry_ms } => {
+                check_key(key)?;
+                check_value(value)?;
+                let version = version.unwrap_or(now);
+                Op { kind: RecordKind::Put, key, value, version, expiry_ms: *expiry_ms }
+            }
+            BatchOp::Delete { key } => {
+                check_key(key)?;
+                Op { kind: RecordKind::Delete, key, value: &[], version: now, expiry_ms: 0 }
+            }
+        };
+        bytes += record::padded_len(op.key.len(), op.value.len());
+        out.push(op);
+    }
+    if bytes > BATCH_BYTES_MAX as u64 {
+        return Err(Error::BatchTooLarge { bytes: bytes as usize, max: BATCH_BYTES_MAX });
+    }
+    Ok(out)
+}
