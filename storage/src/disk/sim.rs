@@ -233,6 +233,10 @@ fn apply_write(bytes: &mut Vec<u8>, pos: usize, data: &[u8]) {
 }
 
 /// Checks a write the way O_DIRECT does and returns its start offset in memory.
+#[allow(
+    clippy::manual_is_multiple_of,
+    reason = "u64::is_multiple_of needs Rust 1.87 and the workspace's rust-version is 1.85"
+)]
 fn check_write(pos: u64, len: usize) -> io::Result<usize> {
     let len = len as u64;
     if pos % DMA_ALIGN_BYTES != 0 || len % DMA_ALIGN_BYTES != 0 {
