@@ -99,7 +99,7 @@ pub(crate) async fn recover<D: Disk>(
     let mut ids: Vec<u32> = names
         .iter()
         .filter_map(|n| parse_segment_file_name(n))
-        .filter(|&id| id >= 1 && id <= SEGMENT_ID_MAX)
+        .filter(|id| (1..=SEGMENT_ID_MAX).contains(id))
         .collect();
     ids.sort_unstable();
     for id in ids {
@@ -282,6 +282,7 @@ fn build_state<D: Disk>(
         write_wanted_seq: 0,
         sync_wanted_seq: 0,
         pending_since: None,
+        flusher_armed: false,
         checkpoint_lsn: replay.checkpoint_lsn,
         bytes_since_checkpoint: report.bytes_scanned,
         poisoned: None,

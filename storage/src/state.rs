@@ -52,8 +52,10 @@ pub(crate) struct State<D: Disk> {
     pub synced_seq: u64,
     pub write_wanted_seq: u64,
     pub sync_wanted_seq: u64,
-    /// When the oldest unflushed `NoSync` record was appended.
+    /// When the oldest unflushed record was appended.
     pub pending_since: Option<Instant>,
+    /// The flusher knows about the pending records (so `NoSync` writers need not wake it again).
+    pub flusher_armed: bool,
     pub checkpoint_lsn: u64,
     pub bytes_since_checkpoint: u64,
     pub poisoned: Option<String>,

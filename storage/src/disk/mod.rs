@@ -17,7 +17,7 @@ use std::path::Path;
     async_fn_in_trait,
     reason = "used from one single-threaded executor; no Send bound is wanted"
 )]
-pub trait Disk: Clone + 'static {
+pub trait Disk: Clone + std::fmt::Debug + 'static {
     type File: DiskFile;
     /// A read-only view of a whole file (a memory map for real files).
     type Map: Deref<Target = [u8]> + 'static;
@@ -49,7 +49,7 @@ pub trait Disk: Clone + 'static {
     async_fn_in_trait,
     reason = "used from one single-threaded executor; no Send bound is wanted"
 )]
-pub trait DiskFile: 'static {
+pub trait DiskFile: std::fmt::Debug + 'static {
     /// A buffer suitable for a direct write (aligned memory for O_DIRECT).
     type Buf: AsRef<[u8]> + AsMut<[u8]> + 'static;
     /// The bytes of a completed read.

@@ -349,3 +349,31 @@ fn measure_memory_and_get_speed_1m() {
     println!("insert {insert_ns:.0} ns/key; before merge {before:.2} B/key with {delta_nodes} delta nodes");
     println!("after snapshot {after:.2} B/key; get {get_ns:.0} ns");
 }
+
+#[test]
+#[ignore]
+fn measure_breakdown() {
+    let mut rng = StdRng::seed_from_u64(1);
+    let keys: Vec<[u8; 16]> = (0..1_000_000).map(|_| rng.gen()).collect();
+    let e = IndexEntry::new(Location::new(1, 8, 16), 2, 0);
+    let mut index = Index::new();
+    for k in &keys {
+        index.upsert(k, e).expect("fits");
+    }
+    index.snapshot();
+    let order: Vec<usize> = (0..2_000_000).map(|_| rng.gen_range(0..keys.len())).collect();
+    let time = |name: &str, f: &dyn Fn(&[u8]) -> usize| {
+        let t = std::time::Instant::now();
+        let s: usize = order.iter().map(|&i| f(&keys[i])).sum();
+        println!("{name}: {:.0} ns ({s})", t.elapsed().as_nanos() as f64 / order.len() as f64);
+    };
+    time("key only", &|k| k[0] as usize);
+    time("narrow", &|k| index.run.narrow(k).0);
+    time("partition", &|k| index.run.partition(k, false));
+    time("get", &|k| index.get(k).map_or(0, |e| e.version() as usize));
+    let mut sorted = order.clone();
+    sorted.sort();
+    let t = std::time::Instant::now();
+    let s: usize = sorted.iter().map(|&i| index.get(&keys[i]).map_or(0, |e| e.version() as usize)).sum();
+    println!("get, keys in array order: {:.0} ns ({s})", t.elapsed().as_nanos() as f64 / order.len() as f64);
+}

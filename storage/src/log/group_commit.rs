@@ -51,8 +51,13 @@ pub(crate) async fn wait_durable<D: Disk>(
                 st.write_wanted_seq = st.write_wanted_seq.max(seq);
             }
             Durability::NoSync => {
-                drop(st);
-                shared.flush_wanted.notify(1);
+                // Wake the flusher only for the first record of a flush, so it can arm its
+                // interval timer; a wake-up per write would cost more than the write.
+                if !st.flusher_armed {
+                    st.flusher_armed = true;
+                    drop(st);
+                    shared.flush_wanted.notify(1);
+                }
                 return Ok(());
             }
         }
@@ -157,6 +162,7 @@ fn take_job<D: Disk>(st: &mut crate::state::State<D>) -> Job {
         Job { chunks: chunks.len(), upto_seq, sync: st.sync_wanted_seq > st.synced_seq, records };
     st.inflight = chunks;
     st.pending_since = None;
+    st.flusher_armed = false;
     job
 }
 
@@ -165,29 +171,27 @@ async fn run_job<D: Disk>(shared: &Shared<D>, job: &Job) -> Result<()> {
     for i in 0..job.chunks {
         last_file = Some(write_chunk(shared, i).await?);
     }
-    let mut st = shared.state.borrow_mut();
-    st.written_seq = job.upto_seq;
-    st.counters.flushes += 1;
-    st.counters.flushed_records += job.records;
-    st.counters.flush_records_max = st.counters.flush_records_max.max(job.records);
-    drop(st);
+    {
+        // The bytes are in the files now; reads go there, and WriteNoSync writers may go.
+        let mut st = shared.state.borrow_mut();
+        st.inflight.clear();
+        st.written_seq = job.upto_seq;
+        st.counters.flushes += 1;
+        st.counters.flushed_records += job.records;
+        st.counters.flush_records_max = st.counters.flush_records_max.max(job.records);
+    }
+    shared.progress.notify(usize::MAX);
     if job.sync {
-        let file = match last_file {
-            Some(f) => Some(f),
-            None => {
-                let st = shared.state.borrow();
-                st.segments.file(st.log.active_segment())
-            }
-        };
+        let file = last_file.or_else(|| {
+            let st = shared.state.borrow();
+            st.segments.file(st.log.active_segment())
+        });
         if let Some(file) = file {
             fdatasync(shared, &*file).await?;
         }
         shared.state.borrow_mut().synced_seq = job.upto_seq;
+        shared.progress.notify(usize::MAX);
     }
-    let mut st = shared.state.borrow_mut();
-    st.inflight.clear();
-    drop(st);
-    shared.progress.notify(usize::MAX);
     Ok(())
 }
 

@@ -46,6 +46,7 @@ pub enum ScanItem {
 }
 
 /// A forward reader over one segment file.
+#[derive(Debug)]
 pub struct SegmentScanner<'f, F: DiskFile> {
     file: &'f F,
     segment_id: u32,
