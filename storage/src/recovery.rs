@@ -289,5 +289,6 @@ fn build_state<D: Disk>(
         closing: false,
         flusher_stop: false,
         counters: Default::default(),
+        histograms: Default::default(),
     })
 }

@@ -20,7 +20,7 @@ use crate::index::{Index, IndexEntry, Location};
 use crate::log::writer::{Chunk, LogWriter, Reservation};
 use crate::record::{self, RecordKind, RecordMeta};
 use crate::segments::{SegmentInfo, SegmentTable};
-use crate::stats::Counters;
+use crate::stats::{Counters, Histograms};
 use crate::{Error, Result};
 
 /// What every task of one store shares.
@@ -63,6 +63,7 @@ pub(crate) struct State<D: Disk> {
     /// Set by close once everything is synced: the flusher exits when idle.
     pub flusher_stop: bool,
     pub counters: Counters,
+    pub histograms: Histograms,
 }
 
 /// One operation of a write, already validated.

@@ -26,6 +26,45 @@ pub struct Counters {
     pub corrupt_reads: u64,
 }
 
+/// Latency and batch-size distributions of the log.
+#[derive(Debug, Clone)]
+pub struct Histograms {
+    /// fdatasync latency in microseconds.
+    pub fsync_us: hdrhistogram::Histogram<u64>,
+    /// Records written per flush (the group-commit batch size).
+    pub flush_records: hdrhistogram::Histogram<u64>,
+}
+
+impl Default for Histograms {
+    fn default() -> Self {
+        // Three significant digits; values are clamped to the range, so recording never fails.
+        let new = |max| {
+            hdrhistogram::Histogram::new_with_bounds(1, max, 3).expect("static bounds are valid")
+        };
+        Histograms { fsync_us: new(60_000_000), flush_records: new(1 << 32) }
+    }
+}
+
+/// p50, p99, p999 and max of a distribution.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Percentiles {
+    pub p50: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+}
+
+impl Percentiles {
+    pub fn of(h: &hdrhistogram::Histogram<u64>) -> Percentiles {
+        Percentiles {
+            p50: h.value_at_quantile(0.5),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+        }
+    }
+}
+
 /// A point-in-time report of one store.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoreStats {
@@ -42,6 +81,8 @@ pub struct StoreStats {
     pub checkpoint_lsn: u64,
     pub poisoned: Option<String>,
     pub counters: Counters,
+    pub fsync_us: Percentiles,
+    pub flush_records: Percentiles,
 }
 
 impl StoreStats {

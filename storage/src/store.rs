@@ -16,7 +16,7 @@ use crate::log::group_commit::{self, Durability};
 use crate::record::{self, RecordKind};
 use crate::recovery::{self, RecoveryReport};
 use crate::state::{check_key, check_value, Op, Shared};
-use crate::stats::StoreStats;
+use crate::stats::{Percentiles, StoreStats};
 use crate::{compaction, Error, Result};
 
 /// Options of a put.
@@ -206,6 +206,8 @@ impl<D: Disk> Store<D> {
             checkpoint_lsn: st.checkpoint_lsn,
             poisoned: st.poisoned.clone(),
             counters: st.counters,
+            fsync_us: Percentiles::of(&st.histograms.fsync_us),
+            flush_records: Percentiles::of(&st.histograms.flush_records),
         }
     }
 

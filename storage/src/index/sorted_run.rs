@@ -137,7 +137,7 @@ impl SortedRun {
 
     /// A slot range `lo..=hi` that contains both partition points of `key`, found from the
     /// shared prefix and the samples without touching the key arena (except for the prefix).
-    fn narrow(&self, key: &[u8]) -> (usize, usize) {
+    pub(super) fn narrow(&self, key: &[u8]) -> (usize, usize) {
         let n = self.len();
         if n == 0 {
             return (0, 0);

@@ -179,6 +179,9 @@ async fn run_job<D: Disk>(shared: &Shared<D>, job: &Job) -> Result<()> {
         st.counters.flushes += 1;
         st.counters.flushed_records += job.records;
         st.counters.flush_records_max = st.counters.flush_records_max.max(job.records);
+        if job.records > 0 {
+            st.histograms.flush_records.saturating_record(job.records);
+        }
     }
     shared.progress.notify(usize::MAX);
     if job.sync {
@@ -242,6 +245,7 @@ async fn fdatasync<D: Disk>(shared: &Shared<D>, file: &D::File) -> Result<()> {
     st.counters.fsyncs += 1;
     st.counters.fsync_us_total += us;
     st.counters.fsync_us_max = st.counters.fsync_us_max.max(us);
+    st.histograms.fsync_us.saturating_record(us.max(1));
     Ok(())
 }
 
