@@ -16,7 +16,6 @@ use crate::constants::*;
 use crate::disk::{Disk, DiskFile};
 use crate::index::{Index, IndexEntry, IndexSnapshot};
 use crate::log::group_commit::{self, poison};
-use crate::log::segment_file::segment_file_name;
 use crate::state::Shared;
 use crate::{Error, Result};
 
@@ -149,7 +148,7 @@ async fn write_file<D: Disk>(
     file.fdatasync().await.map_err(io("fdatasync", &tmp))?;
     let path = shared.dir.join(CHECKPOINT_FILE);
     shared.disk.rename(&tmp, &path).await.map_err(io("rename", &tmp))?;
-    shared.disk.sync_dir(&shared.dir).await.map_err(io("fsync directory", &shared.dir))
+    shared.sync_dir().await
 }
 
 fn header(
@@ -230,17 +229,13 @@ async fn delete_segments<D: Disk>(shared: &Shared<D>, ids: &[u32]) -> Result<()>
         return Ok(());
     }
     for &id in ids {
-        let path = shared.dir.join(segment_file_name(id));
+        let path = shared.segment_path(id);
         let has_file = shared.state.borrow().segments.get(id).is_some_and(|s| s.file.is_some());
         if has_file {
             shared.disk.remove(&path).await.map_err(|e| Error::io("remove", &path, e))?;
         }
     }
-    shared
-        .disk
-        .sync_dir(&shared.dir)
-        .await
-        .map_err(|e| Error::io("fsync directory", &shared.dir, e))?;
+    shared.sync_dir().await?;
     let mut st = shared.state.borrow_mut();
     for &id in ids {
         st.segments.remove(id);

@@ -18,7 +18,6 @@ use crate::disk::Disk;
 use crate::index::Location;
 use crate::log::group_commit;
 use crate::log::scan::{ScanItem, ScannedRecord, SegmentScanner};
-use crate::log::segment_file::segment_file_name;
 use crate::record::RecordKind;
 use crate::state::Shared;
 use crate::{checkpoint, Error, Result};
@@ -87,7 +86,7 @@ async fn compact_segment<D: Disk>(
         let Some(seg) = st.segments.get(id) else { return Ok(()) };
         (seg.file.clone().expect("sealed segments have files"), seg.end)
     };
-    let path = shared.dir.join(segment_file_name(id));
+    let path = shared.segment_path(id);
     let mut scanner = SegmentScanner::new(&*file, id, SEGMENT_HEADER_BYTES, end);
     while let Some(item) = scanner.next().await.map_err(|e| Error::io("read", &path, e))? {
         match item {

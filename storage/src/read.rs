@@ -16,7 +16,6 @@ use crate::cache::CachedRecord;
 use crate::constants::*;
 use crate::disk::{Disk, DiskFile};
 use crate::index::IndexEntry;
-use crate::log::segment_file::segment_file_name;
 use crate::record;
 use crate::state::{check_key, Shared};
 use crate::store::{Store, Value};
@@ -244,7 +243,7 @@ async fn read_value<D: Disk>(
     entry: &IndexEntry,
 ) -> Result<Bytes> {
     let loc = entry.location();
-    let path = shared.dir.join(segment_file_name(loc.segment()));
+    let path = shared.segment_path(loc.segment());
     let file = file
         .unwrap_or_else(|| panic!("index points at segment {} which has no file", loc.segment()));
     let bytes = file

@@ -76,6 +76,17 @@ pub(crate) struct Op<'a> {
     pub expiry_ms: u64,
 }
 
+impl<D: Disk> Shared<D> {
+    /// Makes creations, renames and removals in the store directory durable.
+    pub async fn sync_dir(&self) -> Result<()> {
+        self.disk.sync_dir(&self.dir).await.map_err(|e| Error::io("fsync directory", &self.dir, e))
+    }
+
+    pub fn segment_path(&self, id: u32) -> PathBuf {
+        self.dir.join(crate::log::segment_file::segment_file_name(id))
+    }
+}
+
 impl<D: Disk> State<D> {
     pub fn check_writable(&self) -> Result<()> {
         if let Some(reason) = &self.poisoned {

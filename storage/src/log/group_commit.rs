@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::constants::*;
 use crate::disk::{Disk, DiskFile};
-use crate::log::segment_file::{encode_header, segment_file_name};
+use crate::log::segment_file::encode_header;
 use crate::state::Shared;
 use crate::{Error, Result};
 
@@ -210,7 +210,7 @@ async fn write_chunk<D: Disk>(shared: &Shared<D>, i: usize) -> Result<Rc<D::File
     }
     let file =
         shared.state.borrow().segments.file(segment).expect("segment file exists after creation");
-    let path = shared.dir.join(segment_file_name(segment));
+    let path = shared.segment_path(segment);
     let buf = {
         let st = shared.state.borrow();
         let bytes = &st.inflight[i].bytes;
@@ -252,18 +252,14 @@ async fn fdatasync<D: Disk>(shared: &Shared<D>, file: &D::File) -> Result<()> {
 /// Creates a segment file: header block written and synced, directory synced, so that nothing
 /// acknowledged in it can lose its file to a crash.
 async fn create_segment<D: Disk>(shared: &Shared<D>, id: u32) -> Result<()> {
-    let path = shared.dir.join(segment_file_name(id));
+    let path = shared.segment_path(id);
     let file = shared.disk.create(&path).await.map_err(|e| Error::io("create", &path, e))?;
     let mut block = file.alloc_buf(SEGMENT_HEADER_BYTES as usize);
     let lsn = shared.state.borrow().next_lsn;
     encode_header(block.as_mut(), id, lsn, shared.config.segment_size_bytes);
     file.write_at(block, 0).await.map_err(|e| Error::io("write", &path, e))?;
     fdatasync(shared, &file).await?;
-    shared
-        .disk
-        .sync_dir(&shared.dir)
-        .await
-        .map_err(|e| Error::io("fsync directory", &shared.dir, e))?;
+    shared.sync_dir().await?;
     let mut st = shared.state.borrow_mut();
     st.segments.get_mut(id).file = Some(Rc::new(file));
     Ok(())
