@@ -170,7 +170,8 @@ impl Index {
             if !self.arena_fits(key.len()) {
                 return Err(crate::Error::IndexFull { max: self.arena_bytes_max });
             }
-            preds = self.delta.seek(key).err().expect("a merge empties the delta");
+            let Err(fresh) = self.delta.seek(key) else { panic!("a merge empties the delta") };
+            preds = fresh;
         }
         self.delta.insert(&preds, key, entry);
         self.key_bytes += key.len();

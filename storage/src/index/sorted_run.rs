@@ -11,7 +11,9 @@
 //! the key bytes). To avoid most of that, every `SAMPLE_STRIDE`-th key contributes 8 bytes to a
 //! small sample array (the first 8 bytes after the prefix that all keys share, as a big-endian
 //! `u64`). The sample array is dense and cache friendly, and it narrows the search to one block of
-//! `SAMPLE_STRIDE` keys for keys that differ in those 8 bytes.
+//! `SAMPLE_STRIDE` keys for keys that differ in those 8 bytes. A second level, every
+//! `SAMPLE_STRIDE`-th sample, is small enough to stay in cache and narrows the sample search to
+//! one or two cache lines.
 
 use std::rc::Rc;
 
@@ -28,6 +30,8 @@ pub(super) struct SortedRun {
     entries: Vec<IndexEntry>,
     /// `pad8(key(j * SAMPLE_STRIDE)[prefix_len..])` for every sampled key.
     samples: Box<[u64]>,
+    /// `samples[j * SAMPLE_STRIDE]`: a second, cache-resident level over the samples.
+    top: Box<[u64]>,
     /// Length of the prefix that every key shares (the common prefix of the first and last key).
     prefix_len: usize,
     /// Slots whose entry is the dead sentinel.
@@ -44,10 +48,18 @@ impl SortedRun {
         assert_eq!(ends.len(), entries.len());
         assert_eq!(ends.last().map_or(0, |e| e.get() as usize), keys.len());
         let dead = entries.iter().filter(|e| is_dead(e)).count();
-        let mut run =
-            SortedRun { keys, ends, entries, samples: Box::default(), prefix_len: 0, dead };
+        let mut run = SortedRun {
+            keys,
+            ends,
+            entries,
+            samples: Box::default(),
+            top: Box::default(),
+            prefix_len: 0,
+            dead,
+        };
         run.prefix_len = run.common_prefix_len();
         run.samples = run.build_samples();
+        run.top = run.samples.iter().step_by(SAMPLE_STRIDE).copied().collect();
         run
     }
 
@@ -122,6 +134,12 @@ impl SortedRun {
     /// The first slot whose key is greater than `key` (`after_equal` false: greater or equal).
     pub(super) fn partition(&self, key: &[u8], after_equal: bool) -> usize {
         let (mut lo, mut hi) = self.narrow(key);
+        if hi - lo <= SAMPLE_STRIDE {
+            // Inside one block a forward scan reads the keys in arena order, so the loads of
+            // several keys overlap instead of waiting for each other as binary search probes do.
+            let before = |k: &[u8]| if after_equal { k <= key } else { k < key };
+            return (lo..hi).find(|&i| !before(self.key(i))).unwrap_or(hi);
+        }
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let k = self.key(mid);
@@ -137,7 +155,7 @@ impl SortedRun {
 
     /// A slot range `lo..=hi` that contains both partition points of `key`, found from the
     /// shared prefix and the samples without touching the key arena (except for the prefix).
-    pub(super) fn narrow(&self, key: &[u8]) -> (usize, usize) {
+    fn narrow(&self, key: &[u8]) -> (usize, usize) {
         let n = self.len();
         if n == 0 {
             return (0, 0);
@@ -151,19 +169,14 @@ impl SortedRun {
         self.narrow_by_samples(pad8(&key[self.prefix_len..]))
     }
 
-    /// `pad8` is monotone, so a sample below `probe` marks a key below the searched key and a
-    /// sample above it marks a key above; only equal samples leave the order open.
+    /// Finds the block of keys around `probe` through the two sample levels. The top level is
+    /// small enough to stay in cache, so a lookup reads one or two lines of the sample array.
     fn narrow_by_samples(&self, probe: u64) -> (usize, usize) {
         let s = &self.samples;
-        let below = s.partition_point(|&x| x < probe);
-        let not_above = if below == s.len() || s[below] > probe {
-            below
-        } else {
-            below + s[below..].partition_point(|&x| x <= probe)
-        };
-        let lo = if below == 0 { 0 } else { (below - 1) * SAMPLE_STRIDE + 1 };
-        let hi = if not_above == s.len() { self.len() } else { not_above * SAMPLE_STRIDE };
-        (lo, hi)
+        let (lo, hi) = bracket(&self.top, probe, SAMPLE_STRIDE, s.len());
+        let below = lo + s[lo..hi].partition_point(|&x| x < probe);
+        let not_above = below + s[below..hi].partition_point(|&x| x <= probe);
+        bracket_from_counts(below, not_above, s.len(), SAMPLE_STRIDE, self.len())
     }
 
     /// Shared handles for a snapshot. Only valid when no slot is dead.
@@ -179,7 +192,31 @@ impl SortedRun {
             + std::mem::size_of_val::<[U32]>(&self.ends)
             + self.entries.capacity() * std::mem::size_of::<IndexEntry>()
             + std::mem::size_of_val::<[u64]>(&self.samples)
+            + std::mem::size_of_val::<[u64]>(&self.top)
     }
+}
+
+/// A range `lo..=hi` of a lower array that contains both partition points of `probe` (first
+/// element not below it, first element above it), where `samples[j]` summarizes element
+/// `j * stride` below. `pad8` is monotone, so a sample below `probe` marks an element below the
+/// probe and a sample above it marks an element above; only equal samples leave the order open.
+fn bracket(samples: &[u64], probe: u64, stride: usize, lower_len: usize) -> (usize, usize) {
+    let below = samples.partition_point(|&x| x < probe);
+    let not_above = below + samples[below..].partition_point(|&x| x <= probe);
+    bracket_from_counts(below, not_above, samples.len(), stride, lower_len)
+}
+
+/// Turns counts of samples below and not above the probe into a range of the lower array.
+fn bracket_from_counts(
+    below: usize,
+    not_above: usize,
+    count: usize,
+    stride: usize,
+    lower_len: usize,
+) -> (usize, usize) {
+    let lo = if below == 0 { 0 } else { (below - 1) * stride + 1 };
+    let hi = if not_above == count { lower_len } else { not_above * stride };
+    (lo, hi)
 }
 
 /// The first 8 bytes of `bytes` as a big-endian number, zero padded, so that numeric order agrees
