@@ -13,10 +13,10 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use crate::constants::SEGMENT_HEADER_BYTES;
+use crate::constants::{SEGMENT_HEADER_BYTES, WRITE_BUFFER_BYTES_MAX};
 use crate::disk::Disk;
 use crate::index::Location;
-use crate::log::group_commit;
+use crate::log::group_commit::{self, Durability};
 use crate::log::scan::{ScanItem, ScannedRecord, SegmentScanner};
 use crate::record::RecordKind;
 use crate::state::Shared;
@@ -90,7 +90,10 @@ async fn compact_segment<D: Disk>(
     let mut scanner = SegmentScanner::new(&*file, id, SEGMENT_HEADER_BYTES, end);
     while let Some(item) = scanner.next().await.map_err(|e| Error::io("read", &path, e))? {
         match item {
-            ScanItem::Record(r) => move_if_live(shared, id, &r, report)?,
+            ScanItem::Record(r) => {
+                let moved = move_if_live(shared, id, &r, report)?;
+                throttle(shared, moved).await?;
+            }
             ScanItem::Corrupt { offset, lsn, what } => {
                 tracing::warn!(segment = id, offset, ?lsn, %what, "compaction skipped a corrupt record");
             }
@@ -115,13 +118,23 @@ async fn compact_segment<D: Disk>(
     Ok(())
 }
 
-/// Copies one record forward if the store still needs it.
+/// Keeps compaction inside the write-buffer bound: once the unflushed tail is full, wait for the
+/// flusher to write it, as a `NoSync` writer would.
+async fn throttle<D: Disk>(shared: &Shared<D>, moved_seq: Option<u64>) -> Result<()> {
+    let Some(seq) = moved_seq else { return Ok(()) };
+    if shared.state.borrow().log.pending_bytes() < WRITE_BUFFER_BYTES_MAX {
+        return Ok(());
+    }
+    group_commit::wait_durable(shared, seq, Durability::WriteNoSync).await
+}
+
+/// Copies one record forward if the store still needs it; returns the copy's append sequence.
 fn move_if_live<D: Disk>(
     shared: &Shared<D>,
     id: u32,
     r: &ScannedRecord,
     report: &mut CompactionReport,
-) -> Result<()> {
+) -> Result<Option<u64>> {
     let now = shared.clock.now_ms();
     let mut st = shared.state.borrow_mut();
     let loc = Location::new(id, r.offset, r.padded_len);
@@ -131,16 +144,16 @@ fn move_if_live<D: Disk>(
     };
     if !keep {
         report.records_dropped += 1;
-        return Ok(());
+        return Ok(None);
     }
     if r.meta.kind == RecordKind::Put && r.meta.expiry_ms != 0 && r.meta.expiry_ms <= now {
         st.index.remove(&r.key);
         st.cache.remove(&r.key);
         st.segments.sub_live(id, loc.len());
         report.records_dropped += 1;
-        return Ok(());
+        return Ok(None);
     }
-    let (new_loc, _) = st.append_moved(&r.meta, &r.key, &r.value)?;
+    let (new_loc, seq) = st.append_moved(&r.meta, &r.key, &r.value)?;
     if r.meta.kind == RecordKind::Put {
         let moved = st.index.relocate(&r.key, loc, new_loc);
         assert!(moved, "index changed under a synchronous move");
@@ -149,7 +162,7 @@ fn move_if_live<D: Disk>(
     }
     report.records_moved += 1;
     report.bytes_moved += loc.len();
-    Ok(())
+    Ok(Some(seq))
 }
 
 /// The background task: checkpoints when enough log was written, compacts when a segment
