@@ -103,7 +103,12 @@ pub(crate) async fn write<D: Disk>(shared: &Shared<D>) -> Result<u64> {
         st.checkpoint_lsn = lsn;
         st.counters.checkpoints += 1;
     }
-    delete_segments(shared, &retired).await?;
+    if let Err(e) = delete_segments(shared, &retired).await {
+        // Some removals may be visible but not durable, and the segments stay registered, so a
+        // retry would fail on the removed names: stop writes like any failed fsync.
+        poison(shared, format!("deleting compacted segments failed: {e}"));
+        return Err(e);
+    }
     tracing::debug!(lsn, keys = snapshot.len(), "checkpoint written");
     Ok(lsn)
 }

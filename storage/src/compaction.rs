@@ -14,7 +14,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use crate::constants::{SEGMENT_HEADER_BYTES, WRITE_BUFFER_BYTES_MAX};
-use crate::disk::Disk;
+use crate::disk::{Disk, DiskFile};
 use crate::index::Location;
 use crate::log::group_commit::{self, Durability};
 use crate::log::scan::{ScanItem, ScannedRecord, SegmentScanner};
@@ -36,7 +36,33 @@ pub struct CompactionReport {
 /// Compacts every segment over the threshold now, then checkpoints (deleting them).
 pub(crate) async fn run<D: Disk>(shared: &Shared<D>) -> Result<CompactionReport> {
     let _permit = shared.maintenance_lock.acquire_permit(1).await.map_err(|_| Error::Closed)?;
-    pass(shared).await
+    // Flush first: the flush can seal segments, and those must be candidates too.
+    group_commit::sync_all(shared).await?;
+    let mut total = CompactionReport::default();
+    // A pass's copies can fill and seal the segment that was active when it began, which may be
+    // mostly garbage: the next pass takes it. Copies are live, so the segments they fill are not
+    // victims; this ends after a pass or two, and the bound is only a guard.
+    for _ in 0..COMPACTION_PASSES_MAX {
+        let r = pass(shared).await?;
+        total.add(&r);
+        if r.segments_compacted == 0 {
+            break;
+        }
+    }
+    Ok(total)
+}
+
+/// Passes one `Store::compact` call makes at most.
+const COMPACTION_PASSES_MAX: usize = 4;
+
+impl CompactionReport {
+    fn add(&mut self, r: &CompactionReport) {
+        self.segments_compacted += r.segments_compacted;
+        self.records_moved += r.records_moved;
+        self.bytes_moved += r.bytes_moved;
+        self.records_dropped += r.records_dropped;
+        self.bytes_reclaimed += r.bytes_reclaimed;
+    }
 }
 
 /// One pass: checkpoint first so tombstones it covers can be dropped, compact the victims present
@@ -87,7 +113,10 @@ async fn compact_segment<D: Disk>(
         (seg.file.clone().expect("sealed segments have files"), seg.end)
     };
     let path = shared.segment_path(id);
-    let mut scanner = SegmentScanner::new(&*file, id, SEGMENT_HEADER_BYTES, end);
+    // `end` is rounded up to the block size, but a segment recovered with a torn tail ends
+    // mid-block: scan only the bytes the file has.
+    let size = file.size().await.map_err(|e| Error::io("stat", &path, e))?;
+    let mut scanner = SegmentScanner::new(&*file, id, SEGMENT_HEADER_BYTES, size.min(end));
     while let Some(item) = scanner.next().await.map_err(|e| Error::io("read", &path, e))? {
         match item {
             ScanItem::Record(r) => {

@@ -133,8 +133,9 @@ async fn open_segment<D: Disk>(
         .await
         .map_err(|e| Error::io("read", &path, e))?;
     if let Err(what) = check_header(&head, id) {
-        if head.iter().all(|&b| b == 0) {
-            // Created but its header never became durable: no record in it was acknowledged.
+        if head.iter().all(|&b| b == 0) || size < SEGMENT_HEADER_BYTES {
+            // Created but its header block never became durable (all zeros, or a torn write
+            // shorter than the block): no record in it was acknowledged.
             tracing::warn!(segment = id, "removing empty segment left by a crash during creation");
             disk.remove(&path).await.map_err(|e| Error::io("remove", &path, e))?;
             return Ok(None);

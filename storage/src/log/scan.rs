@@ -85,6 +85,11 @@ impl<'f, F: DiskFile> SegmentScanner<'f, F> {
         }
         let read_len = (want_end - pos).max(SEQUENTIAL_READ_BYTES as u64).min(self.file_size - pos);
         let bytes = self.file.read_at(pos, read_len as usize).await?;
+        if (bytes.len() as u64) < read_len {
+            // The file is shorter than the caller said (a torn tail ends mid-block): believe
+            // the file, so nothing below reads past the bytes that exist.
+            self.file_size = pos + bytes.len() as u64;
+        }
         self.buf.clear();
         self.buf.extend_from_slice(&bytes);
         self.buf_start = pos;
@@ -150,7 +155,9 @@ impl<'f, F: DiskFile> SegmentScanner<'f, F> {
     async fn skip_padding(&mut self) -> io::Result<bool> {
         let boundary = align_up(self.pos + 1, DMA_ALIGN_BYTES).min(self.file_size);
         self.fill(self.pos, boundary - self.pos).await?;
-        let gap = &self.slice(self.pos)[..(boundary - self.pos) as usize];
+        // A short read may have shown the file ends before the boundary.
+        let boundary = boundary.min(self.file_size);
+        let gap = self.slice(self.pos).get(..(boundary - self.pos) as usize).unwrap_or(&[]);
         if gap.iter().all(|&b| b == 0) {
             self.pos = boundary;
             return Ok(true);
