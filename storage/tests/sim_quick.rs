@@ -13,7 +13,10 @@ fn sync_writes_survive_losing_all_unsynced() {
         let store = common::open_sim(&disk, common::test_config(), &clock).await.expect("open");
         for i in 0..100u32 {
             let d = if i % 2 == 0 { Durability::Sync } else { Durability::NoSync };
-            store.put(&i.to_be_bytes(), &[i as u8; 10], WriteOptions::durability(d)).await.expect("put");
+            store
+                .put(&i.to_be_bytes(), &[i as u8; 10], WriteOptions::durability(d))
+                .await
+                .expect("put");
         }
         disk.crash_losing_all_unsynced();
         drop(store);
@@ -36,7 +39,10 @@ fn compaction_keeps_newest_values() {
             for k in 0..1000u32 {
                 let mut v = value.clone();
                 v[..4].copy_from_slice(&round.to_be_bytes());
-                store.put(&k.to_be_bytes(), &v, WriteOptions::durability(Durability::NoSync)).await.expect("put");
+                store
+                    .put(&k.to_be_bytes(), &v, WriteOptions::durability(Durability::NoSync))
+                    .await
+                    .expect("put");
             }
         }
         for k in (0..1000u32).step_by(3) {
