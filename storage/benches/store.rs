@@ -2,9 +2,8 @@
 //! executor, measured phase by phase.
 //!
 //! `cargo bench -p ringstore-storage --bench store` loads `--keys` keys (default 1M) in random order
-//! and then measures, in this order: the load itself, cache-hit gets (the cache is filled first,
-//! right after the load, while the records still lie on disk in load order so the fill reads are
-//! near-sequential), overwrites with each durability mode, cache-miss gets (store reopened with
+//! and then measures, in this order: the load itself, cache-hit gets (the cache is filled first
+//! by `Store::warm_cache`, which reads the segments sequentially), overwrites with each durability mode, cache-miss gets (store reopened with
 //! the cache off), paged scans, index memory per key, and recovery with and without a
 //! checkpoint. Progress goes to stderr; stdout gets one fixed-format table plus the store's own
 //! counters, ready to paste into `docs/BENCHMARKS.md`.
@@ -235,10 +234,10 @@ async fn run_phases(args: Args, dir: PathBuf) -> BenchResult<Report> {
         Bench { args, dir, keys, value: Rc::new(value), rows: Vec::new(), notes: Vec::new(), perf };
 
     let store = Rc::new(open(&b.dir, config_with_cache(HIT_CACHE_BYTES)).await?);
-    let order = Rc::new(load(&mut b, &store, &mut rng).await?);
+    load(&mut b, &store, &mut rng).await?;
     let after_load = store.stats();
     if b.wants(Phase::GetHit) {
-        get_hit(&mut b, &store, &order).await?;
+        get_hit(&mut b, &store).await?;
     }
     if b.wants(Phase::PutNosync) {
         put_nosync(&mut b, &store).await?;
@@ -270,7 +269,7 @@ async fn run_phases(args: Args, dir: PathBuf) -> BenchResult<Report> {
 
 /// Phase 1: every key once, in a seeded random order, NoSync, one task awaiting each put.
 /// Returns the load order.
-async fn load(b: &mut Bench, store: &Store, rng: &mut SmallRng) -> BenchResult<Vec<u32>> {
+async fn load(b: &mut Bench, store: &Store, rng: &mut SmallRng) -> BenchResult<()> {
     let mut order: Vec<u32> = (0..b.keys.len() as u32).collect();
     order.shuffle(rng);
     eprintln!("load: {} puts, NoSync, one task, random order ...", order.len());
@@ -288,32 +287,27 @@ async fn load(b: &mut Bench, store: &Store, rng: &mut SmallRng) -> BenchResult<V
     let target = Target::AtLeast { per_sec: TARGET_LOAD_OPS_PER_SEC };
     b.rows.push(Row::measured("load put NoSync (1 task, random order)", sample, target));
     b.note(format!("load: sync of the buffered tail after the last put took {drain_secs:.3} s (not in the rate)"));
-    Ok(order)
+    Ok(())
 }
 
-/// Phase 5 (run right after the load): fill the cache with one get per key, then random gets
+/// Phase 5: fill the cache with `Store::warm_cache` (sequential segment reads), then random gets
 /// from one task.
-async fn get_hit(b: &mut Bench, store: &Rc<Store>, order: &Rc<Vec<u32>>) -> BenchResult<()> {
+async fn get_hit(b: &mut Bench, store: &Rc<Store>) -> BenchResult<()> {
     let n = b.keys.len() as u64;
-    eprintln!(
-        "get-hit: filling the cache with {n} gets ({} tasks, load order) ...",
-        b.args.readers
-    );
+    eprintln!("get-hit: warming the cache from the log ({n} keys) ...");
     let before = store.stats();
     let meter = b.perf.start_unprofiled();
-    let hist = run_tasks(b.args.readers, n, b.args.seed, {
-        let (store, keys, order) = (store.clone(), b.keys.clone(), order.clone());
-        move |i, _rng| get_present(store.clone(), keys.clone(), order[i as usize] as usize)
-    })
-    .await?;
-    let sample = meter.finish(&mut b.perf, n, Some(&hist));
-    b.rows.push(Row::measured(
-        &format!("cache fill get, disk ({} tasks, load order)", b.args.readers),
-        sample,
-        Target::None,
+    let warm = store.warm_cache().await.map_err(|e| format!("warm_cache: {e}"))?;
+    let sample = meter.finish(&mut b.perf, warm.records_cached, None);
+    b.rows.push(Row::measured("cache warm-up, sequential log reads", sample, Target::None));
+    b.note(format!(
+        "cache warm-up: {} segments, {} MiB read, {} records cached",
+        warm.segments_read,
+        warm.bytes_read >> 20,
+        warm.records_cached
     ));
     let filled = store.stats();
-    b.note(cache_note("cache after fill", &before, &filled));
+    b.note(cache_note("cache after warm-up", &before, &filled));
 
     eprintln!("get-hit: {} random gets, one task ...", b.args.hit_gets);
     let mut rng = SmallRng::seed_from_u64(b.args.seed ^ 0x5);
