@@ -23,6 +23,7 @@ pub mod segments;
 mod state;
 pub mod stats;
 pub mod store;
+pub mod table;
 pub mod warmup;
 
 pub use clock::{Clock, ManualClock, SystemClock};
