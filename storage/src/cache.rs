@@ -2,39 +2,141 @@
 //!
 //! It is keyed by key, not by location, so a cache hit costs one hash lookup and never touches the
 //! ordered index; every write or delete of a key removes its cached copy first. Capacity is in
-//! bytes: each record is charged its key, its value and [`CACHE_ENTRY_OVERHEAD_BYTES`], which is
-//! what makes the key-size effect measurable (longer keys, fewer records). Eviction is
-//! quick_cache's CLOCK-Pro style policy, which resists scans better than LRU.
+//! bytes: each record is charged the bytes it really occupies (its entry, any heap part, and
+//! [`CACHE_ENTRY_OVERHEAD_BYTES`] of table and slab metadata), which is what makes the key-size
+//! effect measurable (longer keys, fewer records). Eviction is quick_cache's CLOCK-Pro style
+//! policy, which resists scans better than LRU.
+//!
+//! Short keys and values live inside the cache entry itself. On the development machines a
+//! dependent DRAM miss costs 200-300 ns (docs/BENCHMARKS.md), and a hit on a random key used to
+//! chase a boxed key and a separately allocated value header after the table slot and the entry;
+//! inline, a hit reads the slot and one entry.
 
+use std::borrow::Borrow;
 use std::cell::Cell;
+use std::hash::{Hash, Hasher};
 
 use bytes::Bytes;
 
-use crate::constants::CACHE_ENTRY_OVERHEAD_BYTES;
+use crate::constants::{
+    CACHE_ENTRY_OVERHEAD_BYTES, CACHE_KEY_INLINE_BYTES, CACHE_VALUE_INLINE_BYTES,
+};
+
+/// Bytes stored inline up to `N`, on the heap beyond.
+#[derive(Clone)]
+enum SmallBytes<const N: usize> {
+    Inline { len: u8, bytes: [u8; N] },
+    Heap(Bytes),
+}
+
+impl<const N: usize> SmallBytes<N> {
+    fn new(data: &[u8]) -> Self {
+        if data.len() <= N {
+            let mut bytes = [0u8; N];
+            bytes[..data.len()].copy_from_slice(data);
+            SmallBytes::Inline { len: data.len() as u8, bytes }
+        } else {
+            SmallBytes::Heap(Bytes::copy_from_slice(data))
+        }
+    }
+
+    fn from_bytes(data: Bytes) -> Self {
+        if data.len() <= N {
+            SmallBytes::new(&data)
+        } else {
+            SmallBytes::Heap(data)
+        }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            SmallBytes::Inline { len, bytes } => &bytes[..*len as usize],
+            SmallBytes::Heap(b) => b,
+        }
+    }
+
+    /// A `Bytes` of the contents: a copy when inline, a shared handle otherwise.
+    fn to_bytes(&self) -> Bytes {
+        match self {
+            SmallBytes::Inline { .. } => Bytes::copy_from_slice(self.as_slice()),
+            SmallBytes::Heap(b) => b.clone(),
+        }
+    }
+
+    fn heap_bytes(&self) -> u64 {
+        match self {
+            SmallBytes::Inline { .. } => 0,
+            SmallBytes::Heap(b) => b.len() as u64,
+        }
+    }
+}
+
+const _: () = assert!(CACHE_KEY_INLINE_BYTES <= u8::MAX as usize);
+const _: () = assert!(CACHE_VALUE_INLINE_BYTES <= u8::MAX as usize);
+
+/// A cache key; hashes and compares exactly like the `[u8]` it holds, so lookups take `&[u8]`.
+#[derive(Clone)]
+struct CacheKey(SmallBytes<CACHE_KEY_INLINE_BYTES>);
+
+impl Hash for CacheKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.as_slice().hash(state);
+    }
+}
+
+impl PartialEq for CacheKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.as_slice() == other.0.as_slice()
+    }
+}
+
+impl Eq for CacheKey {}
+
+impl Borrow<[u8]> for CacheKey {
+    fn borrow(&self) -> &[u8] {
+        self.0.as_slice()
+    }
+}
 
 /// A cached record: everything a get returns.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
+struct Entry {
+    value: SmallBytes<CACHE_VALUE_INLINE_BYTES>,
+    version: u64,
+    expiry_ms: u64,
+}
+
+/// What a cache hit returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CachedRecord {
     pub value: Bytes,
     pub version: u64,
     pub expiry_ms: u64,
 }
 
+/// Bytes one cached record occupies: its entry and key slot, heap parts, table metadata.
+fn weight(key: &CacheKey, entry: &Entry) -> u64 {
+    (std::mem::size_of::<CacheKey>() + std::mem::size_of::<Entry>()) as u64
+        + key.0.heap_bytes()
+        + entry.value.heap_bytes()
+        + CACHE_ENTRY_OVERHEAD_BYTES
+}
+
 #[derive(Debug, Clone, Copy)]
 struct ByteWeighter;
 
-impl quick_cache::Weighter<Box<[u8]>, CachedRecord> for ByteWeighter {
-    fn weight(&self, key: &Box<[u8]>, rec: &CachedRecord) -> u64 {
-        key.len() as u64 + rec.value.len() as u64 + CACHE_ENTRY_OVERHEAD_BYTES
+impl quick_cache::Weighter<CacheKey, Entry> for ByteWeighter {
+    fn weight(&self, key: &CacheKey, entry: &Entry) -> u64 {
+        weight(key, entry)
     }
 }
 
 type Inner = quick_cache::unsync::Cache<
-    Box<[u8]>,
-    CachedRecord,
+    CacheKey,
+    Entry,
     ByteWeighter,
     ahash::RandomState,
-    quick_cache::unsync::DefaultLifecycle<Box<[u8]>, CachedRecord>,
+    quick_cache::unsync::DefaultLifecycle<CacheKey, Entry>,
 >;
 
 /// Hit and miss counters plus current occupancy.
@@ -78,8 +180,12 @@ impl RecordCache {
     }
 
     /// Looks a key up, counting a hit or a miss.
-    pub fn get(&self, key: &[u8]) -> Option<&CachedRecord> {
-        let found = self.inner.as_ref().and_then(|c| c.get(key));
+    pub fn get(&self, key: &[u8]) -> Option<CachedRecord> {
+        let found = self.inner.as_ref().and_then(|c| c.get(key)).map(|e| CachedRecord {
+            value: e.value.to_bytes(),
+            version: e.version,
+            expiry_ms: e.expiry_ms,
+        });
         let counter = if found.is_some() { &self.hits } else { &self.misses };
         counter.set(counter.get() + 1);
         found
@@ -87,8 +193,20 @@ impl RecordCache {
 
     pub fn insert(&mut self, key: &[u8], rec: CachedRecord) {
         if let Some(c) = self.inner.as_mut() {
-            c.insert(key.into(), rec);
+            let entry = Entry {
+                value: SmallBytes::from_bytes(rec.value),
+                version: rec.version,
+                expiry_ms: rec.expiry_ms,
+            };
+            c.insert(CacheKey(SmallBytes::new(key)), entry);
         }
+    }
+
+    /// What caching this record would charge against the capacity.
+    pub fn weight_of(key: &[u8], value: &[u8]) -> u64 {
+        let key = CacheKey(SmallBytes::new(key));
+        let entry = Entry { value: SmallBytes::new(value), version: 0, expiry_ms: 0 };
+        weight(&key, &entry)
     }
 
     /// Drops the cached copy of a key; called before every write or delete of that key.
@@ -145,5 +263,31 @@ mod tests {
         let mut off = RecordCache::new(0);
         off.insert(b"k", rec(3));
         assert!(off.get(b"k").is_none());
+    }
+
+    #[test]
+    fn inline_and_heap_keys_and_values_round_trip() {
+        let mut cache = RecordCache::new(1 << 20);
+        let long_key = vec![9u8; CACHE_KEY_INLINE_BYTES + 1];
+        let cases: [(&[u8], usize); 4] = [
+            (b"", 0),
+            (b"short", CACHE_VALUE_INLINE_BYTES),
+            (&long_key, CACHE_VALUE_INLINE_BYTES + 1),
+            (&long_key[..CACHE_KEY_INLINE_BYTES], 5000),
+        ];
+        for (key, len) in cases {
+            cache.insert(key, rec(len));
+            let got = cache.get(key).expect("cached");
+            assert_eq!(got, rec(len), "key of {} bytes, value of {len}", key.len());
+        }
+        assert_eq!(cache.stats().entries, 4);
+    }
+
+    #[test]
+    fn heap_parts_are_charged() {
+        let small = RecordCache::weight_of(b"k", &[0; 10]);
+        assert_eq!(small, RecordCache::weight_of(b"k", &[0; CACHE_VALUE_INLINE_BYTES]));
+        let big = RecordCache::weight_of(b"k", &[0; 10_000]);
+        assert_eq!(big, small + 10_000);
     }
 }

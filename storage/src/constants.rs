@@ -56,8 +56,13 @@ pub const WRITE_BUFFER_BYTES_MAX: usize = 16 * 1024 * 1024;
 
 /// Default capacity of the record cache.
 pub const CACHE_CAPACITY_BYTES_DEFAULT: u64 = 64 * 1024 * 1024;
-/// Bytes charged per cached record on top of its key and value (entry, hash slot, refcount).
-pub const CACHE_ENTRY_OVERHEAD_BYTES: u64 = 64;
+/// Bytes charged per cached record for the cache's own metadata (hash table slot, slab links),
+/// on top of the entry itself and any heap part of its key or value.
+pub const CACHE_ENTRY_OVERHEAD_BYTES: u64 = 32;
+/// Cached keys up to this length live inside the cache entry (no pointer to chase on a hit).
+pub const CACHE_KEY_INLINE_BYTES: usize = 30;
+/// Cached values up to this length live inside the cache entry.
+pub const CACHE_VALUE_INLINE_BYTES: usize = 128;
 
 /// Default garbage ratio past which a sealed segment is compacted. Keeps disk use at or under
 /// `live / (1 - 0.3)` = 1.43x live data plus the active segment.

@@ -90,8 +90,7 @@ impl<D: Disk> Store<D> {
             // costs one hash lookup instead of an ordered-index search.
             if let Some(c) = st.cache.get(key) {
                 let expired = c.expiry_ms != 0 && c.expiry_ms <= now;
-                let value =
-                    Value { value: c.value.clone(), version: c.version, expiry_ms: c.expiry_ms };
+                let value = Value { value: c.value, version: c.version, expiry_ms: c.expiry_ms };
                 return Ok((!expired).then_some(value));
             }
             let Some(entry) = st.index.get(key).filter(|e| !e.is_expired(now)) else {
@@ -169,7 +168,7 @@ impl<D: Disk> Store<D> {
             let source = if req.keys_only {
                 Source::Ready(Bytes::new())
             } else if let Some(c) = st.cache.get(key) {
-                Source::Ready(c.value.clone())
+                Source::Ready(c.value)
             } else if let Some(bytes) = st.find_unflushed(loc) {
                 // Decoding can only fail on a broken invariant here: these bytes never left memory.
                 Source::Ready(decode_value(bytes, key, &entry).expect("in-memory record decodes"))

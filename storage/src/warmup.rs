@@ -7,8 +7,8 @@
 
 use bytes::Bytes;
 
-use crate::cache::CachedRecord;
-use crate::constants::{CACHE_ENTRY_OVERHEAD_BYTES, SEGMENT_HEADER_BYTES};
+use crate::cache::{CachedRecord, RecordCache};
+use crate::constants::SEGMENT_HEADER_BYTES;
 use crate::disk::{Disk, DiskFile};
 use crate::index::Location;
 use crate::log::scan::{ScanItem, SegmentScanner};
@@ -61,7 +61,7 @@ impl<D: Disk> Store<D> {
             let now = self.shared.clock.now_ms();
             let mut st = self.shared.state.borrow_mut();
             let cache = st.cache.stats();
-            let weight = (r.key.len() + r.value.len()) as u64 + CACHE_ENTRY_OVERHEAD_BYTES;
+            let weight = RecordCache::weight_of(&r.key, &r.value);
             if cache.used_bytes + weight > cache.capacity_bytes {
                 report.bytes_read += scanner.position() - SEGMENT_HEADER_BYTES;
                 return Ok(false);
