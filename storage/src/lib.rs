@@ -12,6 +12,7 @@ pub mod clock;
 pub mod compaction;
 pub mod config;
 pub mod constants;
+pub mod ddl;
 pub mod disk;
 pub mod error;
 pub mod index;
