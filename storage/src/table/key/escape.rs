@@ -1,0 +1,98 @@
+//! Escaping of STRING and BINARY key fields, so that a field's encoding is self-delimiting and
+//! byte order equals the order of the raw bytes.
+//!
+//! Every 0x00 byte becomes 0x00 0xFF and the field ends with 0x00 0x01. A 0x00 in the output is
+//! therefore always followed by 0xFF (more data) or 0x01 (the end), and the end sorts below any
+//! continuation: "ab" (61 62 00 01) < "ab\0" (61 62 00 FF 00 01) < "abc" (61 62 63 00 01). No
+//! encoding is a proper prefix of another, so the next key field starts right after the end mark
+//! and a prefix of fields is a byte prefix of the key. A DESC field is stored inverted; `mask` is
+//! 0xFF then, and every byte is read through it.
+
+use super::field::Corrupt;
+
+const ESCAPE: u8 = 0x00;
+const ESCAPED_ZERO: u8 = 0xFF;
+const END: u8 = 0x01;
+
+/// Appends the escaped form of `bytes` and the end mark.
+pub(super) fn escape_into(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.reserve(bytes.len() + 2);
+    for &b in bytes {
+        if b == ESCAPE {
+            out.extend_from_slice(&[ESCAPE, ESCAPED_ZERO]);
+        } else {
+            out.push(b);
+        }
+    }
+    out.extend_from_slice(&[ESCAPE, END]);
+}
+
+/// Reads one escaped field starting at `input[pos]`; returns the raw bytes and the position after
+/// the end mark.
+pub(super) fn unescape(
+    input: &[u8],
+    mut pos: usize,
+    mask: u8,
+) -> Result<(Vec<u8>, usize), Corrupt> {
+    let mut raw = Vec::new();
+    loop {
+        let Some(&b) = input.get(pos) else {
+            return Err(Corrupt { offset: pos, what: "escaped field has no end mark" });
+        };
+        if b ^ mask != ESCAPE {
+            raw.push(b ^ mask);
+            pos += 1;
+            continue;
+        }
+        match input.get(pos + 1).map(|n| n ^ mask) {
+            Some(ESCAPED_ZERO) => raw.push(0),
+            Some(END) => return Ok((raw, pos + 2)),
+            _ => {
+                return Err(Corrupt { offset: pos + 1, what: "0x00 not followed by 0xFF or 0x01" })
+            }
+        }
+        pos += 2;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn esc(bytes: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        escape_into(&mut out, bytes);
+        out
+    }
+
+    #[test]
+    fn escapes_zero_and_marks_the_end() {
+        assert_eq!(esc(b""), [0x00, 0x01]);
+        assert_eq!(esc(&[0x61, 0x00, 0xFF]), [0x61, 0x00, 0xFF, 0xFF, 0x00, 0x01]);
+    }
+
+    #[test]
+    fn order_and_round_trip() {
+        let inputs: [&[u8]; 7] = [b"", b"\0", b"\0\0", b"\0\x01", b"a", b"a\0", b"a\xFF"];
+        for pair in inputs.windows(2) {
+            assert!(esc(pair[0]) < esc(pair[1]), "{pair:?}");
+        }
+        for input in inputs {
+            let mut encoded = esc(input);
+            encoded.push(0x42);
+            assert_eq!(unescape(&encoded, 0, 0).ok(), Some((input.to_vec(), encoded.len() - 1)));
+            let inverted: Vec<u8> = encoded.iter().map(|b| !b).collect();
+            assert_eq!(
+                unescape(&inverted, 0, 0xFF).ok(),
+                Some((input.to_vec(), encoded.len() - 1))
+            );
+        }
+    }
+
+    #[test]
+    fn rejects_bad_escapes() {
+        assert!(unescape(&[0x61], 0, 0).is_err());
+        assert!(unescape(&[0x61, 0x00], 0, 0).is_err());
+        assert!(unescape(&[0x00, 0x02], 0, 0).is_err());
+    }
+}

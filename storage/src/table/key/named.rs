@@ -1,0 +1,79 @@
+//! Keys given as (field name, value) pairs in any order, as a client or a DDL-level API sends
+//! them. They are put into primary key order here, which is where a missing field, an unknown or
+//! non-key field, a repeated field, and a partial key that skips a field are caught.
+
+use super::super::error::{TableError, TableResult};
+use super::super::limits::PRIMARY_KEY_FIELDS_MAX;
+use super::super::schema::TableSchema;
+use super::super::value::Value;
+use super::encode_values;
+
+/// Encodes a full primary key given by field name; every key field must be present.
+pub fn encode_primary_key_named(
+    schema: &TableSchema,
+    pairs: &[(&str, Value)],
+) -> TableResult<Vec<u8>> {
+    let slots = slots(schema, pairs)?;
+    let fields = schema.primary_key().len();
+    if let Some(missing) = (0..fields).find(|&p| slots[p].is_none()) {
+        let (table, field) = (table(schema), schema.key_field(missing).name().to_string());
+        return Err(TableError::MissingKeyField { table, field });
+    }
+    encode_values(schema, in_order(&slots[..fields]))
+}
+
+/// Encodes a partial key given by field name; the fields given must be a leading prefix of the
+/// primary key.
+pub fn encode_partial_key_named(
+    schema: &TableSchema,
+    pairs: &[(&str, Value)],
+) -> TableResult<Vec<u8>> {
+    let slots = slots(schema, pairs)?;
+    let given = slots.iter().take_while(|s| s.is_some()).count();
+    if let Some(skipped_to) = (given..schema.primary_key().len()).find(|&p| slots[p].is_some()) {
+        return Err(TableError::PartialKeyNotPrefix {
+            table: table(schema),
+            field: schema.key_field(skipped_to).name().to_string(),
+            missing: schema.key_field(given).name().to_string(),
+        });
+    }
+    encode_values(schema, in_order(&slots[..given]))
+}
+
+/// The given values by key position.
+fn slots<'a>(
+    schema: &TableSchema,
+    pairs: &'a [(&str, Value)],
+) -> TableResult<[Option<&'a Value>; PRIMARY_KEY_FIELDS_MAX]> {
+    let mut slots = [None; PRIMARY_KEY_FIELDS_MAX];
+    for (name, value) in pairs {
+        let position = position(schema, name)?;
+        if slots[position].replace(value).is_some() {
+            return Err(TableError::DuplicateKeyValue {
+                table: table(schema),
+                field: (*name).to_owned(),
+            });
+        }
+    }
+    Ok(slots)
+}
+
+/// The values of slots that are all filled, in key order.
+fn in_order<'a>(slots: &[Option<&'a Value>]) -> std::vec::IntoIter<&'a Value> {
+    slots.iter().flatten().copied().collect::<Vec<_>>().into_iter()
+}
+
+fn position(schema: &TableSchema, name: &str) -> TableResult<usize> {
+    if let Some(position) = schema.key_position(name) {
+        return Ok(position);
+    }
+    let field = name.to_owned();
+    match schema.field(name) {
+        Some(_) => Err(TableError::NotAKeyField { table: table(schema), field }),
+        None => Err(TableError::UnknownField { table: table(schema), field }),
+    }
+}
+
+fn table(schema: &TableSchema) -> String {
+    schema.name().to_string()
+}

@@ -1,0 +1,48 @@
+//! Every limit of the table model, in one place, with the relations between them checked at
+//! compile time.
+//!
+//! A limit that a caller can exceed is reported as a typed [`super::TableError`] whose message names
+//! the limit; the numbers live here so the error messages, the encoder and `docs/FORMAT.md` cannot
+//! disagree.
+
+/// Longest table, field or ENUM value name, in characters (names are ASCII, so also bytes).
+pub const NAME_CHARS_MAX: usize = 255;
+
+/// Most fields in a primary key.
+pub const PRIMARY_KEY_FIELDS_MAX: usize = 8;
+
+/// Largest STRING or BINARY key field value, in raw bytes (before escaping).
+pub const KEY_FIELD_BYTES_MAX: usize = 1024;
+
+/// Largest encoded key, counting the encoded key fields and not the table prefix.
+pub const KEY_BYTES_MAX: usize = 2048;
+
+/// Bytes of the table prefix that starts every stored key: the table id, big-endian.
+pub const TABLE_PREFIX_BYTES: usize = 4;
+
+/// Most values of one ENUM type: a key stores the value's index as a big-endian `u16`.
+pub const ENUM_VALUES_MAX: usize = 1 << 16;
+
+/// Partitions of a store unless its creator chose otherwise.
+pub const PARTITIONS_DEFAULT: u32 = 4096;
+
+/// Most partitions of a store; the partition map keeps one entry per partition.
+pub const PARTITIONS_MAX: u32 = 1 << 20;
+
+/// Versions kept per row unless the table says otherwise.
+pub const MAX_VERSIONS_DEFAULT: u32 = 1;
+
+/// Default window for client-supplied versions: `[now - offset, now + offset)`.
+pub const MAX_VERSION_OFFSET_SECONDS_DEFAULT: u64 = 86_400;
+
+/// Largest TTL or version offset, in seconds (about 136 years). Keeping it far below
+/// `i64::MAX / 1000` lets the version and TTL code convert it to milliseconds without overflow.
+pub const DURATION_SECONDS_MAX: u64 = 1 << 32;
+
+// A stored key is the table prefix plus the encoded key; the store must accept the largest one.
+const _: () = assert!(TABLE_PREFIX_BYTES + KEY_BYTES_MAX <= crate::constants::KEY_BYTES_MAX);
+const _: () = assert!(KEY_FIELD_BYTES_MAX <= KEY_BYTES_MAX);
+const _: () = assert!(ENUM_VALUES_MAX <= u16::MAX as usize + 1);
+const _: () = assert!(PARTITIONS_DEFAULT >= 1 && PARTITIONS_DEFAULT <= PARTITIONS_MAX);
+const _: () = assert!(MAX_VERSION_OFFSET_SECONDS_DEFAULT <= DURATION_SECONDS_MAX);
+const _: () = assert!(DURATION_SECONDS_MAX <= (i64::MAX / 1000) as u64);
