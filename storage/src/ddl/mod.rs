@@ -1,2 +1,120 @@
 //! DDL text (issue 3): SQL-style statements and the Oracle NoSQL admin CLI script, parsed into
 //! table schemas.
+//!
+//! [`parse_sql`] reads `CREATE TABLE`, `DROP TABLE`, `DESCRIBE` and `SHOW TABLES`; [`parse_cli`]
+//! reads the admin CLI script of the seed document, including its flattened one-line form;
+//! [`parse`] picks one of them from the first token. Both grammars are winnow parsers. They produce
+//! [`Statement`]s and execute nothing: a `CREATE` carries a [`TableSchema`](crate::table::TableSchema)
+//! already checked by the table module's builder, with the placeholder id
+//! [`PLACEHOLDER_TABLE_ID`] that the catalog replaces. Errors are [`DdlError`]s with a line and
+//! column; a schema error keeps the table module's [`TableError`](crate::table::TableError) and
+//! its code. No input makes the parser panic, and the text is limited to
+//! [`DDL_TEXT_BYTES_MAX`] bytes, so the work per call is bounded.
+//!
+//! # Grammar
+//!
+//! SQL style. Keywords (upper case below) match in any case and only as whole words; names are
+//! case-sensitive. Whitespace and `--` comments (to the end of the line) may stand between any
+//! two tokens.
+//!
+//! ```text
+//! sql_text     = { ";" } [ statement { ";" { ";" } [ statement ] } ] ;
+//! statement    = create | drop | describe | show ;
+//! create       = CREATE TABLE [ IF NOT EXISTS ] name "(" element { "," element } ")"
+//!                { table_option } ;
+//! element      = PRIMARY KEY "(" key_part { "," key_part } ")"     (* at most once *)
+//!              | name type ;
+//! key_part     = SHARD "(" key_field { "," key_field } ")"         (* first part only *)
+//!              | key_field ;
+//! key_field    = name [ ASC | DESC ] ;
+//! type         = INTEGER | LONG | FLOAT | DOUBLE | STRING | BINARY | BOOLEAN | TIMESTAMP
+//!              | ENUM "(" name { "," name } ")" ;
+//! table_option = USING TTL number ttl_unit                         (* each at most once *)
+//!              | WITH VERSIONS number ;
+//! ttl_unit     = SECONDS | SECOND | HOURS | HOUR | DAYS | DAY ;
+//! drop         = DROP TABLE [ IF EXISTS ] name ;
+//! describe     = DESCRIBE [ TABLE ] name ;
+//! show         = SHOW TABLES ;
+//! name         = word | '"' { any character but '"' and line breaks } '"' ;
+//! word         = ( letter | digit | "_" ) { letter | digit | "_" } ;  (* Unicode letters *)
+//! number       = digit { digit } ;                                   (* fits a u64 *)
+//! ```
+//!
+//! Names are lexed more loosely than the name rule `[A-Za-z_][A-Za-z0-9_]{0,254}` so that a bad
+//! name is reported by the schema builder with its own error code. Without `SHARD(...)` the shard
+//! key is the whole primary key; `PRIMARY KEY (SHARD(a, b), c)` makes `a, b` the shard key. TTL
+//! units convert to seconds (HOURS x 3,600, DAYS x 86,400).
+//!
+//! Admin CLI script. Command words are lower case and case-sensitive, as in the CLI; type names
+//! match in any case. A command and its arguments sit on one line, separated by spaces or tabs;
+//! flags may come in any order.
+//!
+//! ```text
+//! cli_text     = gap { command gap } ;
+//! command      = "table" "create" "-name" token
+//!              | "add-field" "-type" type_word "-name" token [ "-enum-values" value { "," value } ]
+//!              | "primary-key" "-field" token { "-field" token }
+//!              | "shard-key" "-field" token { "-field" token }
+//!              | "exit"
+//!              | "plan" "add-table" "-name" token [ "-wait" ] ;
+//! gap          = { whitespace | comment } ;
+//! comment      = "##" { character } ;   (* up to the line end, or up to a command start *)
+//! command_start = "table" "create" "-name" | "add-field" "-" | "primary-key" "-field"
+//!              | "shard-key" "-field" | "plan" "add-table"
+//!              | "exit" ( "##" | command_start | end of text ) ;
+//! token        = a run of characters other than whitespace ;
+//! value        = a run of characters other than whitespace and "," ;
+//! ```
+//!
+//! A comment ends before a `command_start` that begins at a word boundary, because the seed holds
+//! each script flattened onto one line. The commands run through table creation mode: `table
+//! create` opens a table, `add-field`, `primary-key` and `shard-key` fill it, `exit` closes it and
+//! checks its schema, and `plan add-table -name t` emits the `CreateTable` of the closed table `t`.
+//! A script that leaves a table open, or closes one it never adds, is an error.
+
+mod cli;
+mod cli_syntax;
+mod error;
+mod lex;
+mod sql;
+mod statement;
+
+#[cfg(test)]
+mod fuzz_tests;
+
+pub use error::{DdlError, DdlResult, Position, ScriptProblem};
+pub use statement::{Statement, PLACEHOLDER_TABLE_ID};
+
+/// Largest DDL text accepted in one call. DDL is small; the limit bounds the parser's time and
+/// memory for hostile input.
+pub const DDL_TEXT_BYTES_MAX: usize = 1 << 20;
+
+/// Parses SQL-style DDL: `;`-separated statements, in order.
+pub fn parse_sql(text: &str) -> DdlResult<Vec<Statement>> {
+    check_len(text)?;
+    sql::parse(text)
+}
+
+/// Parses an admin CLI script; one `CreateTable` per `plan add-table`, in order.
+pub fn parse_cli(text: &str) -> DdlResult<Vec<Statement>> {
+    check_len(text)?;
+    cli::parse(text)
+}
+
+/// Parses either form: text that starts (after whitespace) with a `##` comment or a CLI command
+/// is a CLI script, anything else is SQL.
+pub fn parse(text: &str) -> DdlResult<Vec<Statement>> {
+    let start = text.trim_start();
+    if start.starts_with("##") || cli_syntax::starts_command(start) {
+        parse_cli(text)
+    } else {
+        parse_sql(text)
+    }
+}
+
+fn check_len(text: &str) -> DdlResult<()> {
+    if text.len() > DDL_TEXT_BYTES_MAX {
+        return Err(DdlError::TooLong { bytes: text.len() });
+    }
+    Ok(())
+}

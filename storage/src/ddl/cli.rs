@@ -1,0 +1,150 @@
+//! The Oracle NoSQL admin CLI script of the seed document: `table create`, `add-field`,
+//! `primary-key`, `shard-key`, `exit` and `plan add-table`, with `##` comments.
+//!
+//! The script is parsed command by command into [`Command`]s and then run through a small state
+//! machine ([`Script`]) that mirrors the CLI's table creation mode: `table create` opens a table,
+//! the field and key commands fill it, `exit` closes it (the schema is checked here) and
+//! `plan add-table` turns it into a [`Statement::CreateTable`].
+//!
+//! Comments are the subtle part. In a normal script a `##` comment runs to the end of its line. The
+//! seed document, however, holds each script flattened onto one line, so there a comment must end
+//! where the next command starts. A comment therefore also ends, at a word boundary, where a
+//! command start follows: a command word followed by what that command must begin with
+//! (`table create -name`, `add-field -`, `primary-key -field`, `shard-key -field`,
+//! `plan add-table`, and `exit` followed by `##`, another command start, or the end of the text).
+//! Requiring the follow-up keeps English comments such as "table creation mode" or "then exit"
+//! inside the comment. Command words are lowercase and case-sensitive, as in the Oracle CLI.
+
+use winnow::prelude::*;
+
+use super::cli_syntax::{command, gap, Command};
+use super::error::{DdlError, DdlResult, Position, ScriptProblem};
+use super::lex::{must, parse_error};
+use super::statement::{Statement, TableDraft};
+use crate::table::{FieldType, TableSchema};
+
+/// Parses an admin CLI script; see [`super::parse_cli`].
+pub(crate) fn parse(text: &str) -> DdlResult<Vec<Statement>> {
+    let mut input = text;
+    let mut script = Script::default();
+    loop {
+        gap.parse_next(&mut input).map_err(|e| parse_error(text, input, e))?;
+        if input.is_empty() {
+            return script.end();
+        }
+        let at = Position::at(text, text.len() - input.len());
+        let command = must(command, COMMAND_EXPECTED)
+            .parse_next(&mut input)
+            .map_err(|e| parse_error(text, input, e))?;
+        script.apply(command, at)?;
+    }
+}
+
+const COMMAND_EXPECTED: &str =
+    "a command: table create, add-field, primary-key, shard-key, exit or plan add-table";
+
+/// The CLI's table creation mode, and the tables waiting for `plan add-table`.
+#[derive(Debug, Default)]
+struct Script {
+    /// The table between `table create` and `exit`, with the position of its `table create`.
+    open: Option<(TableDraft, Position)>,
+    /// Tables closed by `exit` and not yet added by a plan.
+    closed: Vec<(TableSchema, Position)>,
+    statements: Vec<Statement>,
+}
+
+impl Script {
+    fn apply(&mut self, command: Command, at: Position) -> DdlResult<()> {
+        let problem = |problem| DdlError::Script { at, problem };
+        match command {
+            Command::TableCreate { table } => self.create(table, at).map_err(problem),
+            Command::Exit => self.exit(at),
+            Command::PlanAddTable { table } => self.plan(table).map_err(problem),
+            other => self.define(other).map_err(problem),
+        }
+    }
+
+    fn create(&mut self, table: String, at: Position) -> Result<(), ScriptProblem> {
+        if let Some((open, _)) = &self.open {
+            return Err(ScriptProblem::NestedTableCreate { open: open.name.clone(), table });
+        }
+        if self.closed.iter().any(|(s, _)| s.name().as_str() == table) {
+            return Err(ScriptProblem::TableCreatedTwice { table });
+        }
+        self.open = Some((TableDraft::new(&table), at));
+        Ok(())
+    }
+
+    /// A command of table creation mode: add-field, primary-key or shard-key.
+    fn define(&mut self, command: Command) -> Result<(), ScriptProblem> {
+        let Some((draft, _)) = &mut self.open else {
+            return Err(ScriptProblem::OutsideTableCreation { command: command.word() });
+        };
+        match command {
+            Command::AddField { field, ty, enum_values } => {
+                add_field(draft, field, ty, enum_values)
+            }
+            Command::PrimaryKey { fields } if draft.key.is_empty() => {
+                draft.key = fields.into_iter().map(|f| (f, false)).collect();
+                Ok(())
+            }
+            Command::ShardKey { fields } if draft.shard.is_none() => {
+                draft.shard = Some(fields);
+                Ok(())
+            }
+            other => Err(ScriptProblem::Repeated { what: other.word() }),
+        }
+    }
+
+    /// `exit` closes the open table; its schema is checked now, as the CLI does.
+    fn exit(&mut self, exit_at: Position) -> DdlResult<()> {
+        let Some((draft, at)) = self.open.take() else {
+            let problem = ScriptProblem::OutsideTableCreation { command: "exit" };
+            return Err(DdlError::Script { at: exit_at, problem });
+        };
+        let schema = draft.build().map_err(|source| DdlError::Schema { at, source })?;
+        self.closed.push((schema, at));
+        Ok(())
+    }
+
+    fn plan(&mut self, table: String) -> Result<(), ScriptProblem> {
+        if self.open.as_ref().is_some_and(|(d, _)| d.name == table) {
+            return Err(ScriptProblem::PlanUnfinishedTable { table });
+        }
+        let Some(index) = self.closed.iter().position(|(s, _)| s.name().as_str() == table) else {
+            return Err(ScriptProblem::PlanUnknownTable { table });
+        };
+        let (schema, _) = self.closed.remove(index);
+        self.statements.push(Statement::CreateTable { schema, if_not_exists: false });
+        Ok(())
+    }
+
+    /// The end of the script: every table must have been closed and added.
+    fn end(self) -> DdlResult<Vec<Statement>> {
+        if let Some((draft, at)) = self.open {
+            let problem = ScriptProblem::UnfinishedTable { table: draft.name };
+            return Err(DdlError::Script { at, problem });
+        }
+        if let Some((schema, at)) = self.closed.into_iter().next() {
+            let problem = ScriptProblem::TableNotAdded { table: schema.name().to_string() };
+            return Err(DdlError::Script { at, problem });
+        }
+        Ok(self.statements)
+    }
+}
+
+fn add_field(
+    draft: &mut TableDraft,
+    field: String,
+    ty: FieldType,
+    enum_values: Option<Vec<String>>,
+) -> Result<(), ScriptProblem> {
+    let ty = match (ty, enum_values) {
+        // An ENUM without values reaches the builder empty, which reports it with its own code.
+        (FieldType::Enum(_), values) => FieldType::Enum(values.unwrap_or_default()),
+        (_, Some(_)) => return Err(ScriptProblem::EnumValuesOnNonEnum { field }),
+        (ty, None) => ty,
+    };
+    draft.fields.push((field, ty));
+    Ok(())
+}

@@ -1,0 +1,252 @@
+//! The SQL-style grammar: `CREATE TABLE`, `DROP TABLE`, `DESCRIBE`, `SHOW TABLES` (the EBNF is in
+//! the module documentation of [`super`]).
+//!
+//! Keywords are matched without regard to case and only as whole words, so `DESCX` is never
+//! `DESC`; names are case-sensitive. Every token parser skips the whitespace and `--` comments after
+//! it, so each parser starts at a token. A keyword is only reserved where it would be ambiguous:
+//! a field may be called `key` or `shard`, but a table definition element that starts with
+//! `PRIMARY KEY` is the key clause.
+
+use winnow::ascii::{multispace1, till_line_ending};
+use winnow::combinator::{alt, eof, opt, peek, repeat};
+use winnow::error::{ContextError, ErrMode};
+use winnow::prelude::*;
+use winnow::stream::Stream;
+use winnow::token::take_while;
+
+use super::error::{DdlError, DdlResult, Position, ScriptProblem};
+use super::lex::{field_type_named, invalid, is_word_char, must, number, parse_error, In};
+use super::statement::{table_name, Statement, TableDraft};
+use crate::table::FieldType;
+
+/// A statement as written, before its names and schema are checked.
+#[derive(Debug)]
+enum Parsed {
+    Create { draft: TableDraft, if_not_exists: bool },
+    Drop { table: String, if_exists: bool },
+    Describe { table: String },
+    ShowTables,
+}
+
+/// Parses `;`-separated SQL statements; see [`super::parse_sql`].
+pub(crate) fn parse(text: &str) -> DdlResult<Vec<Statement>> {
+    let mut input = text;
+    let mut statements = Vec::new();
+    let separators = |i: &mut In<'_>| repeat(0.., (';', gap)).map(|()| ()).parse_next(i);
+    (gap, separators).parse_next(&mut input).map_err(|e| parse_error(text, input, e))?;
+    while !input.is_empty() {
+        let start = Position::at(text, text.len() - input.len());
+        let parsed = statement.parse_next(&mut input).map_err(|e| parse_error(text, input, e))?;
+        statements.push(finish(parsed).map_err(|source| DdlError::Schema { at: start, source })?);
+        let end = alt(((';', gap, separators).void(), eof.void()));
+        must(end, "; or the end of the text")
+            .parse_next(&mut input)
+            .map_err(|e| parse_error(text, input, e))?;
+    }
+    Ok(statements)
+}
+
+/// Checks the names and builds the schema of a parsed statement.
+fn finish(parsed: Parsed) -> crate::table::TableResult<Statement> {
+    Ok(match parsed {
+        Parsed::Create { draft, if_not_exists } => {
+            Statement::CreateTable { schema: draft.build()?, if_not_exists }
+        }
+        Parsed::Drop { table, if_exists } => {
+            Statement::DropTable { table: table_name(&table)?, if_exists }
+        }
+        Parsed::Describe { table } => Statement::DescribeTable { table: table_name(&table)? },
+        Parsed::ShowTables => Statement::ShowTables,
+    })
+}
+
+fn statement(i: &mut In<'_>) -> ModalResult<Parsed> {
+    let verbs = alt((
+        (kw("CREATE"), create).map(|(_, p)| p),
+        (kw("DROP"), drop).map(|(_, p)| p),
+        (kw("DESCRIBE"), describe).map(|(_, p)| p),
+        (kw("SHOW"), must(kw("TABLES"), "TABLES")).map(|_| Parsed::ShowTables),
+    ));
+    must(verbs, "a statement: CREATE TABLE, DROP TABLE, DESCRIBE TABLE or SHOW TABLES")
+        .parse_next(i)
+}
+
+fn create(i: &mut In<'_>) -> ModalResult<Parsed> {
+    must(kw("TABLE"), "TABLE").parse_next(i)?;
+    let if_not_exists = opt((kw("IF"), kw("NOT"), kw("EXISTS"))).parse_next(i)?.is_some();
+    let mut draft = TableDraft::new(must(name, "a table name").parse_next(i)?);
+    must(punct('('), "( and the table's fields").parse_next(i)?;
+    loop {
+        element(i, &mut draft)?;
+        if opt(punct(',')).parse_next(i)?.is_none() {
+            break;
+        }
+    }
+    must(punct(')'), ", or )").parse_next(i)?;
+    options(i, &mut draft)?;
+    Ok(Parsed::Create { draft, if_not_exists })
+}
+
+/// One element of the table body: a field definition or the primary key clause.
+fn element(i: &mut In<'_>, draft: &mut TableDraft) -> ModalResult<()> {
+    let start = i.checkpoint();
+    if opt((kw("PRIMARY"), kw("KEY"))).parse_next(i)?.is_some() {
+        if !draft.key.is_empty() {
+            i.reset(&start);
+            return invalid(i, ScriptProblem::Repeated { what: "PRIMARY KEY" });
+        }
+        return primary_key(i, draft);
+    }
+    let field = must(name, "a field name or PRIMARY KEY").parse_next(i)?;
+    let ty = must(field_type, TYPE_EXPECTED).parse_next(i)?;
+    draft.fields.push((field.to_owned(), ty));
+    Ok(())
+}
+
+const TYPE_EXPECTED: &str =
+    "a field type: INTEGER, LONG, FLOAT, DOUBLE, STRING, BINARY, BOOLEAN, TIMESTAMP or ENUM(...)";
+
+fn field_type(i: &mut In<'_>) -> ModalResult<FieldType> {
+    if opt(kw("ENUM")).parse_next(i)?.is_some() {
+        return enum_values(i);
+    }
+    let simple = |w: &str| field_type_named(w).filter(|t| !matches!(t, FieldType::Enum(_)));
+    (take_while(1.., is_word_char).verify_map(simple), gap).map(|(ty, ())| ty).parse_next(i)
+}
+
+fn enum_values(i: &mut In<'_>) -> ModalResult<FieldType> {
+    must(punct('('), "( and the ENUM values").parse_next(i)?;
+    let mut values = Vec::new();
+    loop {
+        values.push(must(name, "an ENUM value").parse_next(i)?.to_owned());
+        if opt(punct(',')).parse_next(i)?.is_none() {
+            break;
+        }
+    }
+    must(punct(')'), ", or )").parse_next(i)?;
+    Ok(FieldType::Enum(values))
+}
+
+/// `PRIMARY KEY` has been read: `( [SHARD(key fields),] key fields )`.
+fn primary_key(i: &mut In<'_>, draft: &mut TableDraft) -> ModalResult<()> {
+    must(punct('('), "( and the primary key fields").parse_next(i)?;
+    loop {
+        let start = i.checkpoint();
+        if opt((kw("SHARD"), punct('('))).parse_next(i)?.is_some() {
+            if !draft.key.is_empty() || draft.shard.is_some() {
+                i.reset(&start);
+                return invalid(i, ScriptProblem::ShardNotFirst);
+            }
+            shard_group(i, draft)?;
+        } else {
+            draft.key.push(key_field(i)?);
+        }
+        if opt(punct(',')).parse_next(i)?.is_none() {
+            break;
+        }
+    }
+    must(punct(')'), ", or )").parse_next(i)?;
+    Ok(())
+}
+
+/// `SHARD(` has been read: the shard key fields, which also start the primary key.
+fn shard_group(i: &mut In<'_>, draft: &mut TableDraft) -> ModalResult<()> {
+    loop {
+        draft.key.push(key_field(i)?);
+        if opt(punct(',')).parse_next(i)?.is_none() {
+            break;
+        }
+    }
+    must(punct(')'), ", or ) to end SHARD(...)").parse_next(i)?;
+    draft.shard = Some(draft.key.iter().map(|(n, _)| n.clone()).collect());
+    Ok(())
+}
+
+fn key_field(i: &mut In<'_>) -> ModalResult<(String, bool)> {
+    let field = must(name, "a primary key field name").parse_next(i)?.to_owned();
+    let order = opt(alt((kw("ASC").value(false), kw("DESC").value(true)))).parse_next(i)?;
+    Ok((field, order.unwrap_or(false)))
+}
+
+/// `USING TTL n unit` and `WITH VERSIONS n`, each at most once, in either order.
+fn options(i: &mut In<'_>, draft: &mut TableDraft) -> ModalResult<()> {
+    loop {
+        let start = i.checkpoint();
+        if opt(kw("USING")).parse_next(i)?.is_some() {
+            let ttl = ttl(i)?;
+            if draft.ttl_seconds.replace(ttl).is_some() {
+                i.reset(&start);
+                return invalid(i, ScriptProblem::Repeated { what: "USING TTL" });
+            }
+        } else if opt(kw("WITH")).parse_next(i)?.is_some() {
+            must(kw("VERSIONS"), "VERSIONS").parse_next(i)?;
+            let versions = must((number, gap), "a number of versions").parse_next(i)?.0;
+            if draft.max_versions.replace(versions).is_some() {
+                i.reset(&start);
+                return invalid(i, ScriptProblem::Repeated { what: "WITH VERSIONS" });
+            }
+        } else {
+            return Ok(());
+        }
+    }
+}
+
+/// `TTL n unit`, in seconds. A product past `u64` saturates, so the schema builder reports it
+/// as out of range instead of the parser wrapping it into a small, valid TTL.
+fn ttl(i: &mut In<'_>) -> ModalResult<u64> {
+    must(kw("TTL"), "TTL").parse_next(i)?;
+    let count = must((number, gap), "a TTL number").parse_next(i)?.0;
+    let units = alt((
+        alt((kw("SECONDS"), kw("SECOND"))).value(1u64),
+        alt((kw("HOURS"), kw("HOUR"))).value(3_600),
+        alt((kw("DAYS"), kw("DAY"))).value(86_400),
+    ));
+    let unit = must(units, "a TTL unit: SECONDS, HOURS or DAYS").parse_next(i)?;
+    Ok(count.saturating_mul(unit))
+}
+
+fn drop(i: &mut In<'_>) -> ModalResult<Parsed> {
+    must(kw("TABLE"), "TABLE").parse_next(i)?;
+    let if_exists = opt((kw("IF"), kw("EXISTS"))).parse_next(i)?.is_some();
+    let table = must(name, "a table name").parse_next(i)?.to_owned();
+    Ok(Parsed::Drop { table, if_exists })
+}
+
+/// `DESCRIBE [TABLE] t`; `DESCRIBE TABLE` alone describes a table called `TABLE`.
+fn describe(i: &mut In<'_>) -> ModalResult<Parsed> {
+    opt((kw("TABLE"), peek(name))).parse_next(i)?;
+    let table = must(name, "a table name").parse_next(i)?.to_owned();
+    Ok(Parsed::Describe { table })
+}
+
+/// A keyword: a whole word equal to `word` in any case, and the gap after it.
+fn kw<'a>(word: &'static str) -> impl Parser<In<'a>, (), ErrMode<ContextError>> {
+    move |i: &mut In<'a>| {
+        take_while(1.., is_word_char)
+            .verify(|w: &str| w.eq_ignore_ascii_case(word))
+            .parse_next(i)?;
+        gap(i)
+    }
+}
+
+/// A name: a word, or any text but `"` and line breaks in double quotes. Quoting lets a name that
+/// breaks the name rule reach the schema builder, which reports it with its own error.
+fn name<'a>(i: &mut In<'a>) -> ModalResult<&'a str> {
+    let quoted = ('"', take_while(0.., |c| c != '"' && c != '\n'), '"').map(|(_, n, _)| n);
+    let name = alt((take_while(1.., is_word_char), quoted)).parse_next(i)?;
+    gap(i)?;
+    Ok(name)
+}
+
+fn punct<'a>(mut c: char) -> impl Parser<In<'a>, (), ErrMode<ContextError>> {
+    move |i: &mut In<'a>| {
+        c.parse_next(i)?;
+        gap(i)
+    }
+}
+
+/// Whitespace and `--` comments, which may stand between any two tokens.
+fn gap(i: &mut In<'_>) -> ModalResult<()> {
+    let comment = ("--", till_line_ending).void();
+    repeat(0.., alt((multispace1.void(), comment))).parse_next(i)
+}
