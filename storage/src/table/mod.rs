@@ -7,11 +7,13 @@
 //! shard key to its partition. Every bad input is a [`TableError`] with a stable code; every limit
 //! is in [`limits`]. `docs/FORMAT.md` ("Table keys") describes the bytes.
 
+pub mod catalog;
 pub mod error;
 pub mod key;
 pub mod limits;
 pub mod name;
 pub mod partition;
+pub mod row;
 pub mod schema;
 pub mod types;
 pub mod value;

@@ -1,0 +1,1 @@
+//! The durable catalog of table schemas (issue 3).
