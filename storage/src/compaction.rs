@@ -70,21 +70,7 @@ impl CompactionReport {
 async fn pass<D: Disk>(shared: &Shared<D>) -> Result<CompactionReport> {
     let threshold = shared.config.garbage_ratio_threshold;
     let mut report = CompactionReport::default();
-    let victims: Vec<u32> = {
-        let st = shared.state.borrow();
-        let mut v: Vec<u32> = st
-            .segments
-            .iter()
-            .filter(|(_, s)| s.sealed && !s.retired && s.garbage_ratio() >= threshold)
-            .map(|(id, _)| id)
-            .collect();
-        v.sort_by(|a, b| {
-            let ga = st.segments.get(*a).map_or(0.0, |s| s.garbage_ratio());
-            let gb = st.segments.get(*b).map_or(0.0, |s| s.garbage_ratio());
-            gb.total_cmp(&ga)
-        });
-        v
-    };
+    let victims = shared.state.borrow().segments.compaction_victims(threshold);
     if victims.is_empty() {
         return Ok(report);
     }

@@ -109,13 +109,18 @@ impl<F> SegmentTable<F> {
         });
     }
 
-    /// The sealed, not yet retired segment with the most garbage, if it reaches `threshold`.
-    pub fn compaction_victim(&self, threshold: f64) -> Option<u32> {
-        self.map
+    /// Sealed, not yet retired segments whose garbage ratio reaches `threshold`, most garbage
+    /// first.
+    pub fn compaction_victims(&self, threshold: f64) -> Vec<u32> {
+        let mut v: Vec<(u32, f64)> = self
+            .map
             .iter()
-            .filter(|(_, s)| s.sealed && !s.retired && s.garbage_ratio() >= threshold)
-            .max_by(|a, b| a.1.garbage_ratio().total_cmp(&b.1.garbage_ratio()))
-            .map(|(id, _)| *id)
+            .filter(|(_, s)| s.sealed && !s.retired)
+            .map(|(id, s)| (*id, s.garbage_ratio()))
+            .filter(|(_, ratio)| *ratio >= threshold)
+            .collect();
+        v.sort_by(|a, b| b.1.total_cmp(&a.1));
+        v.into_iter().map(|(id, _)| id).collect()
     }
 
     /// Bytes of every segment file (header blocks included).
@@ -143,14 +148,15 @@ mod tests {
     }
 
     #[test]
-    fn victim_is_the_most_garbage_sealed_segment() {
+    fn victims_are_sealed_segments_over_the_threshold_most_garbage_first() {
         let mut t: SegmentTable<()> = SegmentTable::default();
         for (id, live, sealed) in [(1, 900, true), (2, 100, true), (3, 0, false)] {
             let mut s = SegmentInfo::new(None, SEGMENT_HEADER_BYTES + 1000, sealed);
             s.live_bytes = live;
             t.insert(id, s);
         }
-        assert_eq!(t.compaction_victim(0.3), Some(2));
-        assert_eq!(t.compaction_victim(0.95), None);
+        assert_eq!(t.compaction_victims(0.05), vec![2, 1]);
+        assert_eq!(t.compaction_victims(0.3), vec![2]);
+        assert!(t.compaction_victims(0.95).is_empty());
     }
 }

@@ -23,8 +23,6 @@ pub struct Chunk {
     /// Aligned file offset of `bytes[0]`.
     pub base: u64,
     pub bytes: Vec<u8>,
-    /// Append sequence number of the last record in the chunk (0 if none).
-    pub last_seq: u64,
     /// The segment file must be created (header written, directory synced) before this chunk.
     pub creates_segment: bool,
     /// After this chunk the segment is full: fsync it and never write it again.
@@ -33,14 +31,7 @@ pub struct Chunk {
 
 impl Chunk {
     fn new(segment: u32, base: u64, creates_segment: bool) -> Chunk {
-        Chunk {
-            segment,
-            base,
-            bytes: Vec::new(),
-            last_seq: 0,
-            creates_segment,
-            seals_segment: false,
-        }
+        Chunk { segment, base, bytes: Vec::new(), creates_segment, seals_segment: false }
     }
 
     /// The record bytes at `loc`, if this chunk holds them.
@@ -162,10 +153,8 @@ impl LogWriter {
         let len = record::padded_len(key.len(), value.len());
         assert!(self.active_end + len <= self.segment_size_bytes, "append without reservation");
         self.appended_seq += 1;
-        let seq = self.appended_seq;
         let chunk = self.open_chunk();
         record::encode(&mut chunk.bytes, meta, key, value);
-        chunk.last_seq = seq;
         let loc = Location::new(self.active, self.active_end, len);
         self.active_end += len;
         self.pending_bytes += len as usize;
