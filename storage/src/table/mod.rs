@@ -4,8 +4,10 @@
 //! A [`TableSchema`] (built and checked by [`TableSchemaBuilder`]) names typed fields and a
 //! primary key with a shard key prefix. [`key`] turns key [`Value`]s into memcomparable byte keys
 //! (and back), partial keys and ranges into byte prefixes and byte ranges, and [`partition`] maps a
-//! shard key to its partition. Every bad input is a [`TableError`] with a stable code; every limit
-//! is in [`limits`]. `docs/FORMAT.md` ("Table keys") describes the bytes.
+//! shard key to its partition, [`row`] encodes the non-key fields (schema-versioned, append-only
+//! evolution) and [`catalog`] keeps the durable set of schemas and executes DDL statements. Every
+//! bad input is a [`TableError`] (or [`CatalogError`]) with a stable code; every limit is in
+//! [`limits`]. `docs/FORMAT.md` ("Table keys", "Catalog file", "Row values") describes the bytes.
 
 pub mod catalog;
 pub mod error;
@@ -18,6 +20,7 @@ pub mod schema;
 pub mod types;
 pub mod value;
 
+pub use catalog::{Catalog, CatalogError, CatalogTable, Outcome};
 pub use error::{NameRole, TableError, TableResult};
 pub use key::{
     decode_primary_key, encode_partial_key, encode_partial_key_named, encode_primary_key,
@@ -28,6 +31,9 @@ pub use name::{Name, NameProblem};
 pub use partition::{
     partition_hash, partition_of, partition_of_stored_key, partition_of_values, PartitionCount,
     PARTITION_HASH_SEED,
+};
+pub use row::{
+    decode_row, encode_row, encode_row_fields, merge_row, non_key_fields, DecodedRow, FieldRef,
 };
 pub use schema::{Field, KeyField, TableId, TableOptions, TableSchema, TableSchemaBuilder};
 pub use types::FieldType;

@@ -1,1 +1,376 @@
 //! The compact, schema-versioned encoding of a row's non-key fields (issue 3).
+//!
+//! The primary key fields live in the store's byte key (`key.rs`); everything else is the stored
+//! value, written here. A value starts with the schema version that wrote it (assigned by the
+//! catalog) and the number of non-key fields that schema had, then a presence bitmap (a field may
+//! be absent, i.e. NULL), then each present field in schema field order: fixed-width little-endian
+//! numbers, one byte for BOOLEAN, ENUM as its `u16` index, STRING/BINARY as a LEB128 length and the
+//! bytes. Because the field count is stored, a row written before fields were appended to the
+//! schema decodes under the newer schema with the new fields absent, so adding a field never
+//! rewrites data. Only appending is supported: dropping or reordering non-key fields would change
+//! which field a stored position means. Decoding checks every length against the bytes left before
+//! reading or allocating, so corrupt bytes give a [`TableError`], never a panic. `docs/FORMAT.md`
+//! ("Row values") describes the bytes.
+
+use super::error::{describe_enum_values, TableError, TableResult};
+use super::schema::{Field, TableSchema};
+use super::value::Value;
+use super::FieldType;
+
+/// A decoded row value: the schema version that wrote it, and one entry per non-key field of the
+/// schema it was decoded with (in [`non_key_fields`] order), `None` where the field is absent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodedRow {
+    pub schema_version: u32,
+    pub values: Vec<Option<Value>>,
+}
+
+/// Names a field of a schema: by its index in [`TableSchema::fields`] or by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldRef<'a> {
+    Index(usize),
+    Name(&'a str),
+}
+
+impl From<usize> for FieldRef<'_> {
+    fn from(index: usize) -> Self {
+        FieldRef::Index(index)
+    }
+}
+
+impl<'a> From<&'a str> for FieldRef<'a> {
+    fn from(name: &'a str) -> Self {
+        FieldRef::Name(name)
+    }
+}
+
+/// Indexes (into [`TableSchema::fields`]) of the fields that are not primary key fields, in
+/// field order. Position `i` of this list is slot `i` of a row value.
+pub fn non_key_fields(schema: &TableSchema) -> Vec<usize> {
+    let is_key = |i: usize| schema.primary_key().iter().any(|k| k.field == i);
+    (0..schema.fields().len()).filter(|&i| !is_key(i)).collect()
+}
+
+/// Encodes a row's non-key fields: `values[i]` is slot `i` of [`non_key_fields`]. A shorter
+/// slice leaves the remaining fields absent. Each value must have its field's type; NaN is
+/// allowed (non-key fields have no order to break) and its bits are kept.
+pub fn encode_row(
+    schema: &TableSchema,
+    schema_version: u32,
+    values: &[Option<Value>],
+) -> TableResult<Vec<u8>> {
+    let slots = non_key_fields(schema);
+    if values.len() > slots.len() {
+        return Err(unknown_field(schema, format!("(non-key slot {})", slots.len())));
+    }
+    let mut out = Vec::with_capacity(8 + slots.len() * 9);
+    put_varint(&mut out, u64::from(schema_version));
+    put_varint(&mut out, slots.len() as u64);
+    let bitmap_at = out.len();
+    out.resize(bitmap_at + slots.len().div_ceil(8), 0);
+    for (slot, value) in values.iter().enumerate() {
+        let Some(value) = value else { continue };
+        encode_value(&mut out, schema, &schema.fields()[slots[slot]], value)?;
+        out[bitmap_at + slot / 8] |= 1 << (slot % 8);
+    }
+    Ok(out)
+}
+
+/// Encodes a row given as (field, value) pairs in any order; fields not given are absent. A key
+/// field or a field given twice is refused.
+pub fn encode_row_fields(
+    schema: &TableSchema,
+    schema_version: u32,
+    fields: &[(FieldRef<'_>, Value)],
+) -> TableResult<Vec<u8>> {
+    let updates: Vec<(FieldRef<'_>, Option<Value>)> =
+        fields.iter().map(|(f, v)| (*f, Some(v.clone()))).collect();
+    let values = merge_row(schema, &[], &updates)?;
+    encode_row(schema, schema_version, &values)
+}
+
+/// The non-key values of an `update`: `base` (a decoded row's values, or `&[]` when the row does
+/// not exist yet) with each field of `updates` set (`Some`) or cleared (`None`). The result has
+/// one entry per non-key field, ready for [`encode_row`] with the current schema version.
+pub fn merge_row(
+    schema: &TableSchema,
+    base: &[Option<Value>],
+    updates: &[(FieldRef<'_>, Option<Value>)],
+) -> TableResult<Vec<Option<Value>>> {
+    let slots = non_key_fields(schema);
+    if base.len() > slots.len() {
+        return Err(unknown_field(schema, format!("(non-key slot {})", slots.len())));
+    }
+    let mut values = base.to_vec();
+    values.resize(slots.len(), None);
+    let mut seen = vec![false; slots.len()];
+    for (field, value) in updates {
+        let slot = slot_of(schema, &slots, *field)?;
+        let field = &schema.fields()[slots[slot]];
+        if std::mem::replace(&mut seen[slot], true) {
+            return Err(TableError::DuplicateField { table: table(schema), field: name(field) });
+        }
+        if let Some(value) = value {
+            check_value(schema, field, value)?;
+        }
+        values[slot].clone_from(value);
+    }
+    Ok(values)
+}
+
+/// Decodes a stored row value with `schema`, which must be the writer's schema or one that only
+/// appended fields to it. Fields the writer did not know come back absent.
+pub fn decode_row(schema: &TableSchema, bytes: &[u8]) -> TableResult<DecodedRow> {
+    decode(schema, bytes).map_err(|c| TableError::CorruptKey {
+        table: table(schema),
+        offset: c.offset,
+        what: c.what,
+    })
+}
+
+fn decode(schema: &TableSchema, bytes: &[u8]) -> Result<DecodedRow, Corrupt> {
+    let mut r = Reader { bytes, pos: 0 };
+    let version = r.varint("row value: truncated schema version")?;
+    let schema_version = u32::try_from(version).map_err(|_| r.corrupt("row value: version"))?;
+    let slots = non_key_fields(schema);
+    let count = r.varint("row value: truncated field count")?;
+    let count = match usize::try_from(count) {
+        Ok(count) if count <= slots.len() => count,
+        _ => return Err(r.corrupt("row value: more fields than the schema (newer writer?)")),
+    };
+    let bitmap = r.take(count.div_ceil(8), "row value: truncated presence bitmap")?;
+    check_spare_bits(bitmap, count).map_err(|()| r.corrupt("row value: spare bitmap bits"))?;
+    let mut values = Vec::with_capacity(slots.len());
+    for (slot, &index) in slots.iter().enumerate() {
+        let present = slot < count && bitmap[slot / 8] & (1 << (slot % 8)) != 0;
+        let value = if present { Some(r.value(schema.fields()[index].ty())?) } else { None };
+        values.push(value);
+    }
+    if r.pos != bytes.len() {
+        return Err(r.corrupt("row value: bytes after the last field"));
+    }
+    Ok(DecodedRow { schema_version, values })
+}
+
+/// Bits past `count` in the last bitmap byte must be zero, so each row has one encoding.
+fn check_spare_bits(bitmap: &[u8], count: usize) -> Result<(), ()> {
+    let used = count % 8;
+    match bitmap.last() {
+        Some(&last) if used != 0 && last >> used != 0 => Err(()),
+        _ => Ok(()),
+    }
+}
+
+fn encode_value(
+    out: &mut Vec<u8>,
+    schema: &TableSchema,
+    field: &Field,
+    value: &Value,
+) -> TableResult<()> {
+    check_value(schema, field, value)?;
+    match value {
+        Value::Integer(v) => out.extend_from_slice(&v.to_le_bytes()),
+        Value::Long(v) | Value::Timestamp(v) => out.extend_from_slice(&v.to_le_bytes()),
+        Value::Float(v) => out.extend_from_slice(&v.to_le_bytes()),
+        Value::Double(v) => out.extend_from_slice(&v.to_le_bytes()),
+        Value::Boolean(v) => out.push(u8::from(*v)),
+        Value::String(s) => put_bytes(out, s.as_bytes()),
+        Value::Binary(b) => put_bytes(out, b),
+        Value::Enum(s) => out.extend_from_slice(&enum_index(schema, field, s)?.to_le_bytes()),
+    }
+    Ok(())
+}
+
+/// Checks that `value` may be stored in `field`: same type, and for ENUM a listed value.
+fn check_value(schema: &TableSchema, field: &Field, value: &Value) -> TableResult<()> {
+    if !value.matches(field.ty()) {
+        return Err(TableError::TypeMismatch {
+            table: table(schema),
+            field: name(field),
+            expected: field.ty().name(),
+            got: value.type_name(),
+        });
+    }
+    if let Value::Enum(symbol) = value {
+        enum_index(schema, field, symbol)?;
+    }
+    Ok(())
+}
+
+fn enum_index(schema: &TableSchema, field: &Field, symbol: &str) -> TableResult<u16> {
+    let FieldType::Enum(values) = field.ty() else {
+        unreachable!("check_value matched an ENUM value with an ENUM field")
+    };
+    let not_listed = || TableError::EnumValueNotInList {
+        table: table(schema),
+        field: name(field),
+        value: symbol.to_owned(),
+        allowed: describe_enum_values(values),
+    };
+    let index = field.ty().enum_index(symbol).ok_or_else(not_listed)?;
+    Ok(u16::try_from(index).expect("the schema builder caps ENUM types at 65,536 values"))
+}
+
+/// The row slot of `field`. A key field is refused as given twice: its value is in the key.
+fn slot_of(schema: &TableSchema, slots: &[usize], field: FieldRef<'_>) -> TableResult<usize> {
+    let index = match field {
+        FieldRef::Index(i) if i < schema.fields().len() => i,
+        FieldRef::Index(i) => return Err(unknown_field(schema, format!("(field index {i})"))),
+        FieldRef::Name(n) => schema.field(n).ok_or_else(|| unknown_field(schema, n.into()))?.0,
+    };
+    slots.iter().position(|&f| f == index).ok_or_else(|| TableError::DuplicateKeyValue {
+        table: table(schema),
+        field: name(&schema.fields()[index]),
+    })
+}
+
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    put_varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+/// Unsigned LEB128: 7 bits per byte, least significant first, high bit set on all but the last.
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn table(schema: &TableSchema) -> String {
+    schema.name().to_string()
+}
+
+fn name(field: &Field) -> String {
+    field.name().to_string()
+}
+
+fn unknown_field(schema: &TableSchema, field: String) -> TableError {
+    TableError::UnknownField { table: table(schema), field }
+}
+
+/// Where and why a row value cannot be decoded.
+#[derive(Debug)]
+struct Corrupt {
+    offset: usize,
+    what: &'static str,
+}
+
+/// A cursor over untrusted bytes: every read checks the bytes left first.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn corrupt(&self, what: &'static str) -> Corrupt {
+        Corrupt { offset: self.pos, what }
+    }
+
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], Corrupt> {
+        let end = self.pos.checked_add(n).filter(|&end| end <= self.bytes.len());
+        let end = end.ok_or_else(|| self.corrupt(what))?;
+        let taken = &self.bytes[self.pos..end];
+        self.pos = end;
+        Ok(taken)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], Corrupt> {
+        let bytes = self.take(N, "row value: ends inside a fixed-width field")?;
+        let mut array = [0; N];
+        array.copy_from_slice(bytes);
+        Ok(array)
+    }
+
+    /// Reads a LEB128 `u64`, refusing overflow and needless trailing zero groups so each number
+    /// has one encoding.
+    fn varint(&mut self, truncated: &'static str) -> Result<u64, Corrupt> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = self.take(1, truncated)?[0];
+            let group = u64::from(byte & 0x7F);
+            if (shift == 63 && group > 1) || (shift > 0 && byte == 0) {
+                return Err(self.corrupt("row value: overlong or overflowing varint"));
+            }
+            v |= group << shift;
+            if byte & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(self.corrupt("row value: varint longer than 10 bytes"))
+    }
+
+    fn bytes(&mut self) -> Result<&'a [u8], Corrupt> {
+        let len = self.varint("row value: truncated length")?;
+        let len = usize::try_from(len).map_err(|_| self.corrupt("row value: length too large"))?;
+        self.take(len, "row value: length runs past the end")
+    }
+
+    fn value(&mut self, ty: &FieldType) -> Result<Value, Corrupt> {
+        Ok(match ty {
+            FieldType::Integer => Value::Integer(i32::from_le_bytes(self.array()?)),
+            FieldType::Long => Value::Long(i64::from_le_bytes(self.array()?)),
+            FieldType::Timestamp => Value::Timestamp(i64::from_le_bytes(self.array()?)),
+            FieldType::Float => Value::Float(f32::from_le_bytes(self.array()?)),
+            FieldType::Double => Value::Double(f64::from_le_bytes(self.array()?)),
+            FieldType::Boolean => Value::Boolean(self.boolean()?),
+            FieldType::String => Value::String(self.string()?),
+            FieldType::Binary => Value::Binary(self.bytes()?.to_vec()),
+            FieldType::Enum(values) => Value::Enum(self.symbol(values)?),
+        })
+    }
+
+    fn boolean(&mut self) -> Result<bool, Corrupt> {
+        match self.array::<1>()? {
+            [0] => Ok(false),
+            [1] => Ok(true),
+            _ => Err(self.corrupt("row value: BOOLEAN byte is not 0 or 1")),
+        }
+    }
+
+    fn string(&mut self) -> Result<String, Corrupt> {
+        let bytes = self.bytes()?;
+        let text = std::str::from_utf8(bytes).map_err(|_| self.corrupt("row value: bad UTF-8"))?;
+        Ok(text.to_owned())
+    }
+
+    fn symbol(&mut self, values: &[String]) -> Result<String, Corrupt> {
+        let index = usize::from(u16::from_le_bytes(self.array()?));
+        let symbol = values.get(index).ok_or_else(|| self.corrupt("row value: ENUM index"))?;
+        Ok(symbol.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn varint(v: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        put_varint(&mut out, v);
+        out
+    }
+
+    #[test]
+    fn varints_round_trip_and_refuse_overlong_forms() {
+        for v in [0, 1, 127, 128, 300, u64::from(u32::MAX), u64::MAX] {
+            let bytes = varint(v);
+            let mut r = Reader { bytes: &bytes, pos: 0 };
+            assert_eq!(r.varint("t").map_err(|c| c.what), Ok(v));
+            assert_eq!(r.pos, bytes.len());
+        }
+        assert_eq!(varint(300), [0xAC, 0x02]);
+        for bad in [&[0x80, 0x00][..], &[0xFF; 10], &[0xFF; 11], &[0x80]] {
+            assert!(Reader { bytes: bad, pos: 0 }.varint("t").is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn spare_bitmap_bits_must_be_zero() {
+        assert_eq!(check_spare_bits(&[0b0000_0111], 3), Ok(()));
+        assert_eq!(check_spare_bits(&[0b0000_1111], 3), Err(()));
+        assert_eq!(check_spare_bits(&[0xFF], 8), Ok(()));
+        assert_eq!(check_spare_bits(&[], 0), Ok(()));
+    }
+}

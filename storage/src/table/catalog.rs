@@ -1,1 +1,0 @@
-//! The durable catalog of table schemas (issue 3).
