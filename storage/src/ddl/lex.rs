@@ -77,18 +77,7 @@ fn found(rest: &str) -> String {
 
 /// The field type called `word`, in any case. ENUM comes back with no values; the caller reads them.
 pub(crate) fn field_type_named(word: &str) -> Option<FieldType> {
-    const TYPES: [FieldType; 9] = [
-        FieldType::Integer,
-        FieldType::Long,
-        FieldType::Float,
-        FieldType::Double,
-        FieldType::String,
-        FieldType::Binary,
-        FieldType::Boolean,
-        FieldType::Timestamp,
-        FieldType::Enum(Vec::new()),
-    ];
-    TYPES.into_iter().find(|t| t.name().eq_ignore_ascii_case(word))
+    FieldType::ALL.into_iter().find(|t| t.name().eq_ignore_ascii_case(word))
 }
 
 /// Characters of a SQL word. Names are lexed more loosely than the name rule (any alphanumeric,

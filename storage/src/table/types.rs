@@ -23,6 +23,19 @@ pub enum FieldType {
 }
 
 impl FieldType {
+    /// Every type, ENUM with no values (callers that name types fill those in).
+    pub const ALL: [FieldType; 9] = [
+        FieldType::Integer,
+        FieldType::Long,
+        FieldType::Float,
+        FieldType::Double,
+        FieldType::String,
+        FieldType::Binary,
+        FieldType::Boolean,
+        FieldType::Timestamp,
+        FieldType::Enum(Vec::new()),
+    ];
+
     /// The type's DDL name, for example `INTEGER` or `ENUM`.
     pub fn name(&self) -> &'static str {
         match self {
