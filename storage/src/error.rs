@@ -46,7 +46,59 @@ pub enum Error {
 }
 
 impl Error {
+    /// The error's stable numeric code (6xx), as the protocol reports it. Codes are never reused
+    /// or renumbered; `docs/ERRORS.md` lists them.
+    pub fn code(&self) -> u16 {
+        match self {
+            Error::KeyTooLarge { .. } => 601,
+            Error::KeyEmpty => 602,
+            Error::ValueTooLarge { .. } => 603,
+            Error::BatchTooManyOps { .. } => 604,
+            Error::BatchTooLarge { .. } => 605,
+            Error::BatchEmpty => 606,
+            Error::ScanLimit { .. } => 607,
+            Error::Config { .. } => 608,
+            Error::IndexFull { .. } => 609,
+            Error::SegmentIdsExhausted { .. } => 610,
+            Error::Poisoned { .. } => 611,
+            Error::Closed => 612,
+            Error::Io { .. } => 613,
+            Error::CorruptRecord { .. } => 614,
+            Error::CorruptFile { .. } => 615,
+        }
+    }
+
     pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { op, path: path.into(), source }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Codes are part of the protocol: this list pins them, and no two variants share one.
+    #[test]
+    fn codes_are_stable_and_unique() {
+        let io = || std::io::Error::other("x");
+        let all = [
+            Error::KeyTooLarge { len: 0, max: 0 },
+            Error::KeyEmpty,
+            Error::ValueTooLarge { len: 0, max: 0 },
+            Error::BatchTooManyOps { ops: 0, max: 0 },
+            Error::BatchTooLarge { bytes: 0, max: 0 },
+            Error::BatchEmpty,
+            Error::ScanLimit { limit: 0, max: 0 },
+            Error::Config { what: String::new() },
+            Error::IndexFull { max: 0 },
+            Error::SegmentIdsExhausted { max: 0 },
+            Error::Poisoned { reason: String::new() },
+            Error::Closed,
+            Error::Io { op: "", path: PathBuf::new(), source: io() },
+            Error::CorruptRecord { segment: 0, offset: 0, lsn: String::new(), what: String::new() },
+            Error::CorruptFile { file: PathBuf::new(), what: String::new() },
+        ];
+        let codes: Vec<u16> = all.iter().map(Error::code).collect();
+        assert_eq!(codes, (601..=615).collect::<Vec<u16>>());
     }
 }

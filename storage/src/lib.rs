@@ -10,6 +10,7 @@ pub mod cache;
 pub mod checkpoint;
 pub mod clock;
 pub mod compaction;
+pub mod conditional;
 pub mod config;
 pub mod constants;
 pub mod ddl;
@@ -28,6 +29,7 @@ pub mod table;
 pub mod warmup;
 
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use conditional::{DeleteRangeReport, Stamp};
 pub use config::StoreConfig;
 pub use error::{Error, Result};
 pub use log::group_commit::Durability;

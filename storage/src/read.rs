@@ -185,7 +185,7 @@ impl<D: Disk> Store<D> {
 }
 
 /// The effective bounds of a request, with the resume key applied.
-fn bounds(req: &ScanRequest) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+pub(crate) fn bounds(req: &ScanRequest) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
     let (mut start, mut end) = match &req.range {
         KeyRange::Prefix(p) => (Bound::Included(p.clone()), prefix_end(p)),
         KeyRange::Range { start, end } => (start.clone(), end.clone()),
@@ -226,7 +226,7 @@ pub fn prefix_end(p: &[u8]) -> Bound<Vec<u8>> {
     Bound::Unbounded
 }
 
-fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+pub(crate) fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
     match b {
         Bound::Included(v) => Bound::Included(v.as_slice()),
         Bound::Excluded(v) => Bound::Excluded(v.as_slice()),

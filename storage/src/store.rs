@@ -15,7 +15,7 @@ use crate::disk::Disk;
 use crate::log::group_commit::{self, Durability};
 use crate::record::{self, RecordKind};
 use crate::recovery::{self, RecoveryReport};
-use crate::state::{check_key, check_value, Op, Shared};
+use crate::state::{check_key, check_value, Op, Shared, State};
 use crate::stats::{Percentiles, StoreStats};
 use crate::{compaction, Error, Result};
 
@@ -111,6 +111,21 @@ impl<D: Disk> Store<D> {
         })
     }
 
+    /// The store's directory.
+    pub fn dir(&self) -> &std::path::Path {
+        &self.shared.dir
+    }
+
+    /// The disk the store's files live on (the table layer keeps its catalog there too).
+    pub fn disk(&self) -> &D {
+        &self.shared.disk
+    }
+
+    /// The store's clock, in ms since the Unix epoch.
+    pub fn now_ms(&self) -> u64 {
+        self.shared.clock.now_ms()
+    }
+
     /// What recovery found when this store was opened.
     pub fn recovery_report(&self) -> &RecoveryReport {
         &self.report
@@ -156,19 +171,35 @@ impl<D: Disk> Store<D> {
     }
 
     async fn write(&self, ops: &[Op<'_>], durability: Durability) -> Result<u64> {
+        let lsn = self.write_if(ops, durability, |_| true).await?;
+        Ok(lsn.expect("an unconditional write always applies"))
+    }
+
+    /// Appends `ops` if `check` passes on the state of this moment (checked and appended in one
+    /// synchronous step, so no other task runs in between), then waits for `durability`. None
+    /// when the check failed and nothing was written.
+    pub(crate) async fn write_if(
+        &self,
+        ops: &[Op<'_>],
+        durability: Durability,
+        check: impl FnOnce(&State<D>) -> bool,
+    ) -> Result<Option<u64>> {
         let (lsn, seq) = {
             let mut st = self.shared.state.borrow_mut();
             st.check_writable()?;
+            if !check(&st) {
+                return Ok(None);
+            }
             let (lsn, seq) = st.append_ops(ops)?;
             count_write(&mut st.counters, ops);
             (lsn, seq)
         };
         group_commit::wait_durable(&self.shared, seq, durability).await?;
         self.wake_maintenance_if_due();
-        Ok(lsn)
+        Ok(Some(lsn))
     }
 
-    fn wake_maintenance_if_due(&self) {
+    pub(crate) fn wake_maintenance_if_due(&self) {
         let due = self.shared.state.borrow().bytes_since_checkpoint
             >= self.shared.config.checkpoint_interval_bytes;
         if due {
@@ -256,7 +287,7 @@ fn count_write(c: &mut crate::stats::Counters, ops: &[Op<'_>]) {
     }
 }
 
-fn validate_batch(ops: &[BatchOp], now: u64) -> Result<Vec<Op<'_>>> {
+pub(crate) fn validate_batch(ops: &[BatchOp], now: u64) -> Result<Vec<Op<'_>>> {
     if ops.is_empty() {
         return Err(Error::BatchEmpty);
     }

@@ -77,7 +77,7 @@ impl TableDraft {
             option: "max_versions",
             value: versions,
             min: 1,
-            max: u64::from(u32::MAX),
+            max: u64::from(crate::table::limits::MAX_VERSIONS_MAX),
         })
     }
 }

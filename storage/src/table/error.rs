@@ -3,8 +3,8 @@
 //! Each variant has a stable numeric code ([`TableError::code`]) that clients and the protocol can
 //! rely on, and a message that names the table and the field and, where a limit was crossed, the
 //! limit. Codes are never reused or renumbered: a removed variant leaves a hole. Codes 1xx are
-//! schema errors (found when a table is created), 2xx are errors in keys and values (found on every
-//! request), 3xx are store-level settings. `docs/FORMAT.md` lists them all.
+//! schema errors (found when a table is created), 2xx are errors in keys, values and requests (found
+//! on every request), 3xx are store-level settings. `docs/ERRORS.md` lists them all.
 
 use super::limits::*;
 use super::name::NameProblem;
@@ -108,9 +108,77 @@ pub enum TableError {
     #[error("table {table}: stored key is corrupt at byte {offset}: {what}")]
     CorruptKey { table: String, offset: usize, what: &'static str },
 
+    #[error(
+        "table {table}: the key gives {given} of the {needed} shard key fields ({shard_key}); \
+         multiGet and multiDelete need the whole shard key (a shorter key is a scan)"
+    )]
+    ShardKeyNotCovered { table: String, given: usize, needed: usize, shard_key: String },
+    #[error(
+        "table {table}: the key gives {given} of the {needed} shard key fields, so the scan visits \
+         every partition; set allow_full_scan to run it"
+    )]
+    FullScanNotAllowed { table: String, given: usize, needed: usize },
+    #[error(
+        "table {table}: execute operation {index} has another shard key than operation 0; \
+         every operation of an execute must share one shard key"
+    )]
+    ExecuteMixedShardKeys { table: String, index: usize },
+    #[error(
+        "table {table}: execute operations {first} and {index} address the same row; each row may \
+         appear once"
+    )]
+    ExecuteDuplicateKey { table: String, first: usize, index: usize },
+    #[error(
+        "table {table}: execute has {ops} operations; it needs 1..={} operations",
+        crate::constants::BATCH_OPS_MAX
+    )]
+    ExecuteSize { table: String, ops: usize },
+    #[error(
+        "table {table}: version {version} is outside the window [now - {offset_seconds} s, now + \
+         {offset_seconds} s) around now = {now_ms} ms (max_version_offset)"
+    )]
+    VersionOutOfWindow { table: String, version: u64, now_ms: u64, offset_seconds: u64 },
+    #[error(
+        "table {table}: the write of version {version} would expire at {expiry_ms} ms, which is \
+         not after now = {now_ms} ms; already-expired data is not written"
+    )]
+    ExpiredWrite { table: String, version: u64, expiry_ms: u64, now_ms: u64 },
+    #[error("table {table}: resume token is not valid for this request: {what}")]
+    BadResumeToken { table: String, what: &'static str },
+    #[error(
+        "table {table}: the row changed under the write {attempts} times in a row; retry later"
+    )]
+    WriteContention { table: String, attempts: usize },
+    #[error("table {table}: invalid version selection: {what}")]
+    InvalidVersionSelect { table: String, what: &'static str },
+    #[error(
+        "table {table}: stored row would be {bytes} bytes; the limit is {ROW_BYTES_MAX} bytes"
+    )]
+    RowTooLarge { table: String, bytes: usize },
+    #[error("table {table}: limit {limit} is out of range; it must be 1..={max}")]
+    InvalidLimit { table: String, limit: usize, max: usize },
+    #[error("table {table}: stored row is corrupt at byte {offset}: {what}")]
+    CorruptRow { table: String, offset: usize, what: &'static str },
+    #[error(
+        "table {table}: update sets key field {field}; key fields name the row and cannot be set \
+         (delete it and put the new row)"
+    )]
+    KeyFieldInUpdate { table: String, field: String },
+
     // Store-level settings (3xx).
     #[error("partition count {count} is out of range; it must be 1..={PARTITIONS_MAX}")]
     InvalidPartitionCount { count: u32 },
+    #[error(
+        "the data directory's partition map has {stored_partitions} partitions on \
+         {stored_shards} shards, but {partitions} partitions on {shards} shards were asked for; \
+         the partition count is fixed at creation and a shard count change needs a rebalance"
+    )]
+    PartitionMapMismatch {
+        stored_partitions: u32,
+        stored_shards: u32,
+        partitions: u32,
+        shards: u32,
+    },
 }
 
 impl TableError {
@@ -144,7 +212,22 @@ impl TableError {
             TableError::RangeAfterFullKey { .. } => 213,
             TableError::KeyOfOtherTable { .. } => 214,
             TableError::CorruptKey { .. } => 215,
+            TableError::ShardKeyNotCovered { .. } => 216,
+            TableError::FullScanNotAllowed { .. } => 217,
+            TableError::ExecuteMixedShardKeys { .. } => 218,
+            TableError::ExecuteDuplicateKey { .. } => 219,
+            TableError::ExecuteSize { .. } => 220,
+            TableError::VersionOutOfWindow { .. } => 221,
+            TableError::ExpiredWrite { .. } => 222,
+            TableError::BadResumeToken { .. } => 223,
+            TableError::WriteContention { .. } => 224,
+            TableError::InvalidVersionSelect { .. } => 225,
+            TableError::RowTooLarge { .. } => 226,
+            TableError::InvalidLimit { .. } => 227,
+            TableError::CorruptRow { .. } => 228,
+            TableError::KeyFieldInUpdate { .. } => 229,
             TableError::InvalidPartitionCount { .. } => 301,
+            TableError::PartitionMapMismatch { .. } => 302,
         }
     }
 }
@@ -211,12 +294,33 @@ mod tests {
             TableError::RangeAfterFullKey { table: t(), fields: 0 },
             TableError::KeyOfOtherTable { table: t(), expected: 0, found: 0 },
             TableError::CorruptKey { table: t(), offset: 0, what: "" },
+            TableError::ShardKeyNotCovered { table: t(), given: 0, needed: 0, shard_key: f() },
+            TableError::FullScanNotAllowed { table: t(), given: 0, needed: 0 },
+            TableError::ExecuteMixedShardKeys { table: t(), index: 0 },
+            TableError::ExecuteDuplicateKey { table: t(), first: 0, index: 0 },
+            TableError::ExecuteSize { table: t(), ops: 0 },
+            TableError::VersionOutOfWindow { table: t(), version: 0, now_ms: 0, offset_seconds: 0 },
+            TableError::ExpiredWrite { table: t(), version: 0, expiry_ms: 0, now_ms: 0 },
+            TableError::BadResumeToken { table: t(), what: "" },
+            TableError::WriteContention { table: t(), attempts: 0 },
+            TableError::InvalidVersionSelect { table: t(), what: "" },
+            TableError::RowTooLarge { table: t(), bytes: 0 },
+            TableError::InvalidLimit { table: t(), limit: 0, max: 0 },
+            TableError::CorruptRow { table: t(), offset: 0, what: "" },
+            TableError::KeyFieldInUpdate { table: t(), field: f() },
             TableError::InvalidPartitionCount { count: 0 },
+            TableError::PartitionMapMismatch {
+                stored_partitions: 0,
+                stored_shards: 0,
+                partitions: 0,
+                shards: 0,
+            },
         ];
         let codes: Vec<u16> = all.iter().map(TableError::code).collect();
         let pinned = [
             101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 201, 202, 203, 204, 205,
-            206, 207, 208, 209, 210, 211, 212, 213, 214, 215, 301,
+            206, 207, 208, 209, 210, 211, 212, 213, 214, 215, 216, 217, 218, 219, 220, 221, 222,
+            223, 224, 225, 226, 227, 228, 229, 301, 302,
         ];
         assert_eq!(codes, pinned);
     }

@@ -12,7 +12,7 @@ mod field;
 mod named;
 mod range;
 
-pub use named::{encode_partial_key_named, encode_primary_key_named};
+pub use named::{encode_partial_key_named, encode_primary_key_named, partial_key_values};
 pub use range::{key_range, prefix_successor, FieldRange, KeyByteRange, RangeBound};
 
 use super::error::{TableError, TableResult};

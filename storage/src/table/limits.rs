@@ -32,6 +32,16 @@ pub const PARTITIONS_MAX: u32 = 1 << 20;
 /// Versions kept per row unless the table says otherwise.
 pub const MAX_VERSIONS_DEFAULT: u32 = 1;
 
+/// Most versions a table may keep per row. A row's versions are stored together in one record
+/// (`docs/FORMAT.md`, "Stored rows"), so this bounds the work of a read-modify-write; the bytes
+/// of one row are bounded separately by [`ROW_BYTES_MAX`].
+pub const MAX_VERSIONS_MAX: u32 = 1000;
+
+/// Largest stored row (every kept version, with its header), in bytes: the store's value limit.
+/// A write whose newest version alone does not fit is refused; older versions that no longer fit
+/// are dropped, oldest first.
+pub const ROW_BYTES_MAX: usize = crate::constants::VALUE_BYTES_MAX;
+
 /// Default window for client-supplied versions: `[now - offset, now + offset)`.
 pub const MAX_VERSION_OFFSET_SECONDS_DEFAULT: u64 = 86_400;
 
@@ -44,5 +54,6 @@ const _: () = assert!(TABLE_PREFIX_BYTES + KEY_BYTES_MAX <= crate::constants::KE
 const _: () = assert!(KEY_FIELD_BYTES_MAX <= KEY_BYTES_MAX);
 const _: () = assert!(ENUM_VALUES_MAX <= u16::MAX as usize + 1);
 const _: () = assert!(PARTITIONS_DEFAULT >= 1 && PARTITIONS_DEFAULT <= PARTITIONS_MAX);
+const _: () = assert!(MAX_VERSIONS_DEFAULT >= 1 && MAX_VERSIONS_DEFAULT <= MAX_VERSIONS_MAX);
 const _: () = assert!(MAX_VERSION_OFFSET_SECONDS_DEFAULT <= DURATION_SECONDS_MAX);
 const _: () = assert!(DURATION_SECONDS_MAX <= (i64::MAX / 1000) as u64);

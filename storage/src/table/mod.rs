@@ -14,27 +14,41 @@ pub mod error;
 pub mod key;
 pub mod limits;
 pub mod name;
+pub mod op_error;
 pub mod partition;
+mod range_ops;
+pub mod request;
 pub mod row;
 pub mod schema;
+pub mod stored_row;
+pub mod table_store;
+pub mod token;
 pub mod types;
 pub mod value;
+mod write_plan;
 
 pub use catalog::{Catalog, CatalogError, CatalogTable, Outcome};
 pub use error::{NameRole, TableError, TableResult};
 pub use key::{
     decode_primary_key, encode_partial_key, encode_partial_key_named, encode_primary_key,
-    encode_primary_key_named, encode_shard_key, key_range, prefix_successor, shard_key_prefix_len,
-    table_prefix, FieldRange, KeyByteRange, RangeBound,
+    encode_primary_key_named, encode_shard_key, key_range, partial_key_values, prefix_successor,
+    shard_key_prefix_len, table_prefix, FieldRange, KeyByteRange, RangeBound,
 };
 pub use name::{Name, NameProblem};
+pub use op_error::{OpError, OpResult};
 pub use partition::{
     partition_hash, partition_of, partition_of_stored_key, partition_of_values, PartitionCount,
     PARTITION_HASH_SEED,
+};
+pub use request::{
+    Condition, CurrentRow, ExecuteOptions, ExecuteOutcome, Fields, MultiDeleteOutcome,
+    RangeRequest, RowPage, RowToken, RowVersion, TableRow, Updates, VersionSelect, WriteKind,
+    WriteOp, WriteOutcome,
 };
 pub use row::{
     decode_row, encode_row, encode_row_fields, merge_row, non_key_fields, DecodedRow, FieldRef,
 };
 pub use schema::{Field, KeyField, TableId, TableOptions, TableSchema, TableSchemaBuilder};
+pub use table_store::{TableStore, WRITE_ATTEMPTS_MAX};
 pub use types::FieldType;
 pub use value::Value;

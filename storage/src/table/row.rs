@@ -121,7 +121,7 @@ pub fn merge_row(
 /// Decodes a stored row value with `schema`, which must be the writer's schema or one that only
 /// appended fields to it. Fields the writer did not know come back absent.
 pub fn decode_row(schema: &TableSchema, bytes: &[u8]) -> TableResult<DecodedRow> {
-    decode(schema, bytes).map_err(|c| TableError::CorruptKey {
+    decode(schema, bytes).map_err(|c| TableError::CorruptRow {
         table: table(schema),
         offset: c.offset,
         what: c.what,

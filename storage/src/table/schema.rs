@@ -299,7 +299,7 @@ fn shard_key_len(
 
 fn check_options(table: &Name, options: &TableOptions) -> TableResult<()> {
     let max_versions = u64::from(options.max_versions);
-    check_range(table, "max_versions", max_versions, 1, u64::from(u32::MAX))?;
+    check_range(table, "max_versions", max_versions, 1, u64::from(MAX_VERSIONS_MAX))?;
     if let Some(ttl) = options.ttl_seconds {
         check_range(table, "ttl_seconds", ttl, 1, DURATION_SECONDS_MAX)?;
     }

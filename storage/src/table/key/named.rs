@@ -28,6 +28,15 @@ pub fn encode_partial_key_named(
     schema: &TableSchema,
     pairs: &[(&str, Value)],
 ) -> TableResult<Vec<u8>> {
+    encode_values(schema, partial_key_values(schema, pairs)?.into_iter())
+}
+
+/// The values of a partial key given by field name, in primary key order, checked the way
+/// [`encode_partial_key_named`] checks them (for [`super::key_range`], which takes values).
+pub fn partial_key_values<'v>(
+    schema: &TableSchema,
+    pairs: &'v [(&str, Value)],
+) -> TableResult<Vec<&'v Value>> {
     let slots = slots(schema, pairs)?;
     let given = slots.iter().take_while(|s| s.is_some()).count();
     if let Some(skipped_to) = (given..schema.primary_key().len()).find(|&p| slots[p].is_some()) {
@@ -37,7 +46,7 @@ pub fn encode_partial_key_named(
             missing: schema.key_field(given).name().to_string(),
         });
     }
-    encode_values(schema, in_order(&slots[..given]))
+    Ok(in_order(&slots[..given]).collect())
 }
 
 /// The given values by key position.

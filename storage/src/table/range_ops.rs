@@ -1,0 +1,147 @@
+//! Operations on the rows under a partial key: multiGet, multiDelete and scan.
+//!
+//! A partial key (a leading prefix of the primary key) and an optional range on the next key
+//! field become one byte range of stored keys (`key/range.rs`). multiGet reads one page of it
+//! through [`Store::scan`], which collects the page's index entries in one synchronous step (one
+//! snapshot); multiDelete deletes one page with [`Store::delete_range`], which collects and
+//! tombstones in one synchronous step and one atomic batch. Both need the key to cover the shard
+//! key, so the rows live in one partition of one shard. A scan may give a shorter key (or none):
+//! within this shard it reads the same way, and the node fans it out to every shard; it runs only
+//! when the request sets `allow_full_scan` (Lindorm's rule). Every page ends with a resume token
+//! (the last stored key) when more rows may follow; a token must lie inside the request's range.
+
+use crate::constants::{BATCH_OPS_MAX, SCAN_LIMIT_MAX};
+use crate::disk::Disk;
+use crate::log::group_commit::Durability;
+use crate::read::ScanRequest;
+use crate::table::catalog::CatalogTable;
+use crate::table::error::{TableError, TableResult};
+use crate::table::key::{key_range, partial_key_values, KeyByteRange};
+use crate::table::op_error::OpResult;
+use crate::table::request::*;
+use crate::table::schema::TableSchema;
+use crate::table::stored_row::StoredRow;
+use crate::table::table_store::TableStore;
+use crate::table::write_plan::{check_select, table_row};
+
+/// What the key of a range request must cover.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// multiGet and multiDelete: the whole shard key.
+    OneShardKey,
+    /// scan: anything, if the request allows a full scan.
+    Scan,
+}
+
+impl<D: Disk> TableStore<D> {
+    /// The rows under a partial key covering the shard key: one page, one snapshot.
+    pub async fn multi_get(&self, table: &str, req: &RangeRequest<'_>) -> OpResult<RowPage> {
+        self.read_range(table, req, Reach::OneShardKey).await
+    }
+
+    /// This shard's rows under a partial key that may be shorter than the shard key (or empty);
+    /// refused unless `req.allow_full_scan` when it does not cover the shard key.
+    pub async fn scan(&self, table: &str, req: &RangeRequest<'_>) -> OpResult<RowPage> {
+        self.read_range(table, req, Reach::Scan).await
+    }
+
+    /// Deletes the rows under a partial key covering the shard key: at most `req.limit` rows (up
+    /// to [`BATCH_OPS_MAX`]) in one atomic batch, so after a crash all of them are gone or none.
+    /// `resume` says where the next batch starts when rows remain.
+    pub async fn multi_delete(
+        &self,
+        table: &str,
+        req: &RangeRequest<'_>,
+        durability: Durability,
+    ) -> OpResult<MultiDeleteOutcome> {
+        let t = self.table(table)?;
+        let range = byte_range(&t, req, Reach::OneShardKey, BATCH_OPS_MAX)?;
+        if range.is_empty() {
+            return Ok(MultiDeleteOutcome::default());
+        }
+        let scan = scan_request(range, req, true);
+        let report = self.store.delete_range(&scan, durability).await?;
+        Ok(MultiDeleteOutcome { deleted: report.deleted, resume: report.resume })
+    }
+
+    async fn read_range(
+        &self,
+        table: &str,
+        req: &RangeRequest<'_>,
+        reach: Reach,
+    ) -> OpResult<RowPage> {
+        let t = self.table(table)?;
+        let schema = t.schema();
+        check_select(schema, req.versions)?;
+        let range = byte_range(&t, req, reach, SCAN_LIMIT_MAX)?;
+        if range.is_empty() {
+            return Ok(RowPage::default());
+        }
+        let page = self.store.scan(&scan_request(range, req, false)).await?;
+        let now = self.store.now_ms();
+        let mut rows = Vec::with_capacity(page.rows.len());
+        for r in &page.rows {
+            let stored = StoredRow::decode(schema, &r.value)?;
+            rows.extend(table_row(schema, &r.key, &stored, req.versions, now)?);
+        }
+        Ok(RowPage { rows, resume: page.resume })
+    }
+}
+
+/// The stored-key range of a request, after checking its key, limit and resume token.
+fn byte_range(
+    t: &CatalogTable,
+    req: &RangeRequest<'_>,
+    reach: Reach,
+    limit_max: usize,
+) -> TableResult<KeyByteRange> {
+    let schema = t.schema();
+    if req.limit == 0 || req.limit > limit_max {
+        return Err(TableError::InvalidLimit {
+            table: name(schema),
+            limit: req.limit,
+            max: limit_max,
+        });
+    }
+    let values: Vec<_> = partial_key_values(schema, req.key)?.into_iter().cloned().collect();
+    let needed = schema.shard_key_len();
+    if values.len() < needed {
+        let given = values.len();
+        match reach {
+            Reach::OneShardKey => {
+                let shard_key = (0..needed)
+                    .map(|p| schema.key_field(p).name().as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let table = name(schema);
+                return Err(TableError::ShardKeyNotCovered { table, given, needed, shard_key });
+            }
+            Reach::Scan if !req.allow_full_scan => {
+                return Err(TableError::FullScanNotAllowed { table: name(schema), given, needed });
+            }
+            Reach::Scan => {}
+        }
+    }
+    let range = key_range(schema, &values, req.range.as_ref())?;
+    if let Some(resume) = &req.resume {
+        if !range.contains(resume) {
+            let what = "it is not a key inside the request's key range";
+            return Err(TableError::BadResumeToken { table: name(schema), what });
+        }
+    }
+    Ok(range)
+}
+
+fn scan_request(range: KeyByteRange, req: &RangeRequest<'_>, keys_only: bool) -> ScanRequest {
+    ScanRequest {
+        range: range.into(),
+        reverse: req.reverse,
+        limit: req.limit,
+        resume: req.resume.clone(),
+        keys_only,
+    }
+}
+
+fn name(schema: &TableSchema) -> String {
+    schema.name().to_string()
+}

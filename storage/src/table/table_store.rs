@@ -1,0 +1,268 @@
+//! [`TableStore`]: one shard's tables, on top of its [`Store`] (issue 3).
+//!
+//! Every typed operation follows the same path: look the table up in the catalog, check and
+//! encode the request (`write_plan.rs`), then either write blindly (a put or delete with no
+//! condition on a single-version table: one store write, no read) or read-modify-write: read the
+//! row with a stamp, decide (`write_plan::plan`), and write only if the stamp still matches
+//! ([`Store::write_batch_if`]), retrying up to [`WRITE_ATTEMPTS_MAX`] times if another write got
+//! in between. Reads decode the stored row (`stored_row.rs`) and return the versions asked for.
+//! Range operations live in `range_ops.rs`.
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use ahash::AHashMap;
+
+use crate::clock::Clock;
+use crate::config::StoreConfig;
+use crate::ddl;
+use crate::disk::Disk;
+use crate::log::group_commit::Durability;
+use crate::store::{Store, WriteOptions};
+use crate::table::catalog::{Catalog, CatalogTable, Outcome};
+use crate::table::error::TableError;
+use crate::table::key::encode_primary_key_named;
+use crate::table::op_error::OpResult;
+use crate::table::request::*;
+use crate::table::stored_row::StoredRow;
+use crate::table::token::TokenSource;
+use crate::table::write_plan::{self, check_select, plan, prepare, table_row, Plan, Prepared};
+
+/// Attempts of a read-modify-write before it gives up with
+/// [`TableError::WriteContention`]: each failed attempt means another write of the same row
+/// landed while this one was reading.
+pub const WRITE_ATTEMPTS_MAX: usize = 16;
+
+/// One shard's tables: a [`Store`] plus the catalog kept in the same directory.
+pub struct TableStore<D: Disk = crate::disk::dma::DmaDisk> {
+    pub(crate) store: Store<D>,
+    catalog: RefCell<Catalog>,
+    /// The catalog's tables by name, shared with in-flight requests so a request keeps the schema
+    /// it started with even if a DDL statement changes the catalog meanwhile.
+    tables: RefCell<AHashMap<String, Rc<CatalogTable>>>,
+    /// One DDL statement at a time.
+    ddl_lock: glommio::sync::Semaphore,
+    tokens: TokenSource,
+}
+
+impl<D: Disk> std::fmt::Debug for TableStore<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableStore").field("store", &self.store).finish_non_exhaustive()
+    }
+}
+
+impl<D: Disk> TableStore<D> {
+    /// Opens (recovering) or creates the store in `dir` and loads its catalog.
+    pub async fn open(
+        disk: D,
+        dir: impl Into<PathBuf>,
+        config: StoreConfig,
+        clock: Rc<dyn Clock>,
+    ) -> OpResult<TableStore<D>> {
+        let store = Store::open_with_clock(disk, dir, config, clock).await?;
+        let catalog = Catalog::load(store.disk(), store.dir()).await?;
+        let tables = RefCell::new(table_map(&catalog));
+        Ok(TableStore {
+            store,
+            catalog: RefCell::new(catalog),
+            tables,
+            ddl_lock: glommio::sync::Semaphore::new(1),
+            tokens: TokenSource::default(),
+        })
+    }
+
+    /// The store underneath, for stats, sync, checkpoints and compaction.
+    pub fn store(&self) -> &Store<D> {
+        &self.store
+    }
+
+    /// Flushes, checkpoints and closes the store.
+    pub async fn close(self) -> OpResult<()> {
+        Ok(self.store.close().await?)
+    }
+
+    /// Runs DDL text (SQL statements or the admin CLI script); each change is durable before the
+    /// next statement runs. Stops at the first failing statement (earlier ones stay applied).
+    pub async fn ddl(&self, text: &str) -> OpResult<Vec<Outcome>> {
+        let statements = ddl::parse(text)?;
+        let _permit = self.ddl_lock.acquire_permit(1).await.map_err(|_| crate::Error::Closed)?;
+        let mut outcomes = Vec::with_capacity(statements.len());
+        for statement in &statements {
+            // Applied to a copy (the catalog is not borrowed across the file write), then swapped in.
+            let mut next = self.catalog.borrow().clone();
+            let outcome = next.apply(self.store.disk(), self.store.dir(), statement).await?;
+            *self.tables.borrow_mut() = table_map(&next);
+            *self.catalog.borrow_mut() = next;
+            outcomes.push(outcome);
+        }
+        Ok(outcomes)
+    }
+
+    /// The table called `name`.
+    pub fn table(&self, name: &str) -> Result<Rc<CatalogTable>, TableError> {
+        self.tables
+            .borrow()
+            .get(name)
+            .cloned()
+            .ok_or_else(|| TableError::UnknownTable { table: name.to_owned() })
+    }
+
+    /// The row with full key `key`, with the versions `select` asks for; None if it does not
+    /// exist, has expired or has no version `select` picks.
+    pub async fn get(
+        &self,
+        table: &str,
+        key: Fields<'_>,
+        select: VersionSelect,
+    ) -> OpResult<Option<TableRow>> {
+        let t = self.table(table)?;
+        let schema = t.schema();
+        check_select(schema, select)?;
+        let key = encode_primary_key_named(schema, key)?;
+        let Some(value) = self.store.get(&key).await? else { return Ok(None) };
+        let stored = StoredRow::decode(schema, &value.value)?;
+        Ok(table_row(schema, &key, &stored, select, self.store.now_ms())?)
+    }
+
+    /// Inserts or replaces a row (see [`WriteOp::put`] for conditions, version and TTL).
+    pub async fn put(
+        &self,
+        table: &str,
+        row: Fields<'_>,
+        durability: Durability,
+    ) -> OpResult<WriteOutcome> {
+        self.write(table, &WriteOp::put(row), durability).await
+    }
+
+    /// Sets or clears some fields of a row as a new version; creates the row if absent.
+    pub async fn update(
+        &self,
+        table: &str,
+        key: Fields<'_>,
+        set: Updates<'_>,
+        durability: Durability,
+    ) -> OpResult<WriteOutcome> {
+        self.write(table, &WriteOp::update(key, set), durability).await
+    }
+
+    /// Deletes a row.
+    pub async fn delete(
+        &self,
+        table: &str,
+        key: Fields<'_>,
+        durability: Durability,
+    ) -> OpResult<WriteOutcome> {
+        self.write(table, &WriteOp::delete(key), durability).await
+    }
+
+    /// Runs one write, conditional or not: the general form of put, update and delete
+    /// (putIfAbsent is `WriteOp::put(row).condition(Condition::IfAbsent)`, and so on).
+    pub async fn write(
+        &self,
+        table: &str,
+        op: &WriteOp<'_>,
+        durability: Durability,
+    ) -> OpResult<WriteOutcome> {
+        let t = self.table(table)?;
+        let now = self.store.now_ms();
+        let p = prepare(&t, op, now)?;
+        if !p.needs_read(t.schema()) {
+            return self.write_blind(&t, &p, now, durability).await;
+        }
+        match self.read_modify_write(&t, std::slice::from_ref(&p), false, durability).await? {
+            ExecuteOutcome::Done(mut outcomes) => Ok(outcomes.pop().expect("one outcome per op")),
+            ExecuteOutcome::Aborted { outcome, .. } => Ok(outcome),
+        }
+    }
+
+    /// Applies writes that share one shard key atomically (all or nothing). With
+    /// `abort_on_failure`, a failed condition writes nothing; without it, the writes whose
+    /// condition holds are applied together and the others report their failure.
+    pub async fn execute(
+        &self,
+        table: &str,
+        ops: &[WriteOp<'_>],
+        options: ExecuteOptions,
+    ) -> OpResult<ExecuteOutcome> {
+        let t = self.table(table)?;
+        let now = self.store.now_ms();
+        let prepared = ops.iter().map(|op| prepare(&t, op, now)).collect::<Result<Vec<_>, _>>()?;
+        write_plan::check_execute(t.schema(), &prepared)?;
+        self.read_modify_write(&t, &prepared, options.abort_on_failure, options.durability).await
+    }
+
+    /// A write that needs no read: a single-version put or an unconditional delete.
+    async fn write_blind(
+        &self,
+        t: &CatalogTable,
+        p: &Prepared<'_>,
+        now: u64,
+        durability: Durability,
+    ) -> OpResult<WriteOutcome> {
+        if let WriteKind::Delete { .. } = p.op.kind {
+            let existed = self.store.delete(&p.key, durability).await?;
+            return Ok(WriteOutcome::Deleted { existed });
+        }
+        let row = p.put_row.clone().expect("prepare encodes a put's row");
+        let new = crate::table::stored_row::StoredVersion {
+            version: p.version,
+            expiry_ms: p.expiry_ms,
+            row,
+        };
+        let token = self.tokens.next(now);
+        let stored = write_plan::versions_after_write(t.schema(), &[], new, token.0, now)?;
+        let opts = WriteOptions {
+            durability,
+            version: Some(p.version),
+            expiry_ms: stored.record_expiry_ms(),
+        };
+        self.store.put(&p.key, &stored.encode(), opts).await?;
+        Ok(WriteOutcome::Written { token, version: p.version })
+    }
+
+    /// Reads every row of `prepared`, plans each write, and writes them as one batch if no row
+    /// changed meanwhile; retries otherwise.
+    async fn read_modify_write(
+        &self,
+        t: &CatalogTable,
+        prepared: &[Prepared<'_>],
+        abort_on_failure: bool,
+        durability: Durability,
+    ) -> OpResult<ExecuteOutcome> {
+        let now = self.store.now_ms();
+        for _ in 0..WRITE_ATTEMPTS_MAX {
+            let mut stamps = Vec::with_capacity(prepared.len());
+            let mut outcomes = Vec::with_capacity(prepared.len());
+            let mut batch = Vec::with_capacity(prepared.len());
+            for (index, p) in prepared.iter().enumerate() {
+                let (value, stamp) = self.store.get_stamped(&p.key).await?;
+                stamps.push((p.key.as_slice(), stamp));
+                let stored =
+                    value.as_ref().map(|v| StoredRow::decode(t.schema(), &v.value)).transpose()?;
+                match plan(t, p, stored.as_ref(), now, &self.tokens)? {
+                    Plan::Failed(outcome) if abort_on_failure => {
+                        return Ok(ExecuteOutcome::Aborted { index, outcome });
+                    }
+                    Plan::Failed(outcome) => outcomes.push(outcome),
+                    Plan::Write { op, outcome } => {
+                        batch.push(op);
+                        outcomes.push(outcome);
+                    }
+                }
+            }
+            if batch.is_empty() {
+                return Ok(ExecuteOutcome::Done(outcomes));
+            }
+            if self.store.write_batch_if(&batch, &stamps, durability).await?.is_some() {
+                return Ok(ExecuteOutcome::Done(outcomes));
+            }
+        }
+        let table = t.schema().name().to_string();
+        Err(TableError::WriteContention { table, attempts: WRITE_ATTEMPTS_MAX }.into())
+    }
+}
+
+fn table_map(catalog: &Catalog) -> AHashMap<String, Rc<CatalogTable>> {
+    catalog.tables().map(|t| (t.name().to_string(), Rc::new(t.clone()))).collect()
+}
