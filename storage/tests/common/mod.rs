@@ -151,3 +151,17 @@ pub fn records_in(bytes: &[u8]) -> Vec<FoundRecord> {
     }
     out
 }
+
+/// Opens a table store on the simulated disk at [`SIM_DIR`] with a manual clock.
+pub async fn open_tables(
+    disk: &SimDisk,
+    clock: &ManualClock,
+) -> ringstore_storage::table::OpResult<ringstore_storage::table::TableStore<SimDisk>> {
+    ringstore_storage::table::TableStore::open(
+        disk.clone(),
+        SIM_DIR,
+        test_config(),
+        Rc::new(clock.clone()),
+    )
+    .await
+}
