@@ -179,6 +179,8 @@ pub enum TableError {
         partitions: u32,
         shards: u32,
     },
+    #[error("shard count {shards} is out of range; it must be 1..={SHARDS_MAX}")]
+    InvalidShardCount { shards: u32 },
 }
 
 impl TableError {
@@ -228,6 +230,7 @@ impl TableError {
             TableError::KeyFieldInUpdate { .. } => 229,
             TableError::InvalidPartitionCount { .. } => 301,
             TableError::PartitionMapMismatch { .. } => 302,
+            TableError::InvalidShardCount { .. } => 303,
         }
     }
 }
@@ -315,12 +318,13 @@ mod tests {
                 partitions: 0,
                 shards: 0,
             },
+            TableError::InvalidShardCount { shards: 0 },
         ];
         let codes: Vec<u16> = all.iter().map(TableError::code).collect();
         let pinned = [
             101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 201, 202, 203, 204, 205,
             206, 207, 208, 209, 210, 211, 212, 213, 214, 215, 216, 217, 218, 219, 220, 221, 222,
-            223, 224, 225, 226, 227, 228, 229, 301, 302,
+            223, 224, 225, 226, 227, 228, 229, 301, 302, 303,
         ];
         assert_eq!(codes, pinned);
     }

@@ -29,6 +29,9 @@ pub const PARTITIONS_DEFAULT: u32 = 4096;
 /// Most partitions of a store; the partition map keeps one entry per partition.
 pub const PARTITIONS_MAX: u32 = 1 << 20;
 
+/// Most shards a partition map can name; the map stores each owner as a `u16`.
+pub const SHARDS_MAX: u32 = 1024;
+
 /// Versions kept per row unless the table says otherwise.
 pub const MAX_VERSIONS_DEFAULT: u32 = 1;
 
@@ -53,6 +56,7 @@ pub const DURATION_SECONDS_MAX: u64 = 1 << 32;
 const _: () = assert!(TABLE_PREFIX_BYTES + KEY_BYTES_MAX <= crate::constants::KEY_BYTES_MAX);
 const _: () = assert!(KEY_FIELD_BYTES_MAX <= KEY_BYTES_MAX);
 const _: () = assert!(ENUM_VALUES_MAX <= u16::MAX as usize + 1);
+const _: () = assert!(SHARDS_MAX <= u16::MAX as u32 + 1);
 const _: () = assert!(PARTITIONS_DEFAULT >= 1 && PARTITIONS_DEFAULT <= PARTITIONS_MAX);
 const _: () = assert!(MAX_VERSIONS_DEFAULT >= 1 && MAX_VERSIONS_DEFAULT <= MAX_VERSIONS_MAX);
 const _: () = assert!(MAX_VERSION_OFFSET_SECONDS_DEFAULT <= DURATION_SECONDS_MAX);

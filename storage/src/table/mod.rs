@@ -9,6 +9,7 @@
 //! bad input is a [`TableError`] (or [`CatalogError`]) with a stable code; every limit is in
 //! [`limits`]. `docs/FORMAT.md` ("Table keys", "Catalog file", "Row values") describes the bytes.
 
+mod atomic_file;
 pub mod catalog;
 pub mod error;
 pub mod key;
@@ -16,6 +17,7 @@ pub mod limits;
 pub mod name;
 pub mod op_error;
 pub mod partition;
+pub mod partition_map;
 mod range_ops;
 pub mod request;
 pub mod row;
@@ -40,6 +42,7 @@ pub use partition::{
     partition_hash, partition_of, partition_of_stored_key, partition_of_values, PartitionCount,
     PARTITION_HASH_SEED,
 };
+pub use partition_map::{PartitionMap, PARTITION_MAP_FILE};
 pub use request::{
     Condition, CurrentRow, ExecuteOptions, ExecuteOutcome, Fields, MultiDeleteOutcome,
     RangeRequest, RowPage, RowToken, RowVersion, TableRow, Updates, VersionSelect, WriteKind,

@@ -5,20 +5,23 @@
 //! id (ids start at 1 and are never reused, because a dropped table's rows may still sit in the
 //! log under its id prefix, so the next id is stored in the file too), DROP removes a table,
 //! DESCRIBE and SHOW TABLES read. A change is computed on a copy, written to the catalog file
-//! atomically (`file.rs`) and only then made visible, so a caller that got `Ok` knows the change
+//! atomically (`table/atomic_file.rs`) and only then made visible, so a caller that got `Ok` knows the change
 //! survives a crash, and one that got an error sees the catalog unchanged in memory. A failed
 //! write poisons the catalog (the file may hold either version until the next load), so later
 //! changes are refused until it is loaded again. `docs/FORMAT.md` ("Catalog file") holds the
 //! bytes and the error codes.
 
 mod codec;
-mod file;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::table::atomic_file::{self, AtomicFile};
 pub use codec::{CATALOG_FORMAT_VERSION, CATALOG_HEADER_BYTES, CATALOG_MAGIC};
-pub use file::{CATALOG_FILE, CATALOG_TMP_FILE};
+
+pub const CATALOG_FILE: &str = "catalog";
+pub const CATALOG_TMP_FILE: &str = "catalog.tmp";
+const FILE: AtomicFile = AtomicFile { name: CATALOG_FILE, tmp: CATALOG_TMP_FILE };
 
 use crate::ddl::Statement;
 use crate::disk::Disk;
@@ -129,7 +132,9 @@ impl Catalog {
     /// Loads the catalog of store directory `dir`: empty if it has no catalog file yet. A
     /// leftover `catalog.tmp` is removed. A corrupt file is a [`crate::Error::CorruptFile`].
     pub async fn load<D: Disk>(disk: &D, dir: &Path) -> CatalogResult<Catalog> {
-        let Some(bytes) = file::read(disk, dir).await? else { return Ok(Catalog::default()) };
+        let Some(bytes) = atomic_file::read(disk, dir, FILE).await? else {
+            return Ok(Catalog::default());
+        };
         codec::decode(&bytes).map_err(|what| {
             CatalogError::Store(crate::Error::CorruptFile { file: dir.join(CATALOG_FILE), what })
         })
@@ -232,7 +237,7 @@ impl Catalog {
         let bytes = codec::encode(&next);
         // Checked on write as on read: what is written must load back as the same catalog.
         debug_assert_eq!(codec::decode(&bytes).as_ref(), Ok(&next));
-        if let Err(e) = file::write(disk, dir, &bytes).await {
+        if let Err(e) = atomic_file::write(disk, dir, FILE, &bytes).await {
             self.poisoned = Some(format!("writing the catalog failed: {e}"));
             return Err(e.into());
         }
