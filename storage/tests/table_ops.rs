@@ -359,10 +359,12 @@ async fn load_readings(
 ) {
     for device in devices {
         for t in 0..n {
-            ts.put("readings", &reading(device, t, t as f64), Durability::NoSync).await.unwrap();
+            ts.put("readings", &reading(device, t, t as f64), Durability::NoSync)
+                .await
+                .expect("put");
         }
     }
-    ts.store().sync().await.unwrap();
+    ts.store().sync().await.expect("sync");
 }
 
 #[test]
