@@ -4,7 +4,9 @@
 //! the index still points at is copied to the log head with its original LSN, version and expiry
 //! (flag MOVED) and the index is re-pointed; expired records are dropped; a tombstone is copied
 //! only if the checkpoint does not cover it yet (recovery would otherwise replay an older put
-//! under it). After the copies are fdatasync'd the segment is retired; it is deleted after the
+//! under it). A [`CompactionFilter`] installed by the layer above (the table layer) sees every
+//! live put on the way and may drop it (a row of a dropped table) or shorten its value (expired
+//! versions inside a row). After the copies are fdatasync'd the segment is retired; it is deleted after the
 //! next checkpoint, since the previous checkpoint may still point into it.
 //!
 //! The maintenance task runs on its own glommio task queue with few shares, so foreground
@@ -22,6 +24,25 @@ use crate::record::RecordKind;
 use crate::state::Shared;
 use crate::{checkpoint, Error, Result};
 
+/// What a [`CompactionFilter`] decides for one live record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FilterDecision {
+    /// Copy the record as it is.
+    Keep,
+    /// The record is dead to the layer above: drop it and its index entry.
+    Drop,
+    /// Copy the record with this value instead. The new value must mean the same to every reader
+    /// at this time and later (only content that can never be read again may go), and keep the
+    /// record's version and expiry, which the index keeps.
+    Rewrite(Vec<u8>),
+}
+
+/// Lets the layer above the store purge what only it knows is dead, during compaction. Called
+/// with the store's state borrowed: it must not call back into the store.
+pub trait CompactionFilter {
+    fn filter(&self, key: &[u8], value: &[u8], now_ms: u64) -> FilterDecision;
+}
+
 /// What one compaction pass did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CompactionReport {
@@ -29,6 +50,8 @@ pub struct CompactionReport {
     pub records_moved: u64,
     pub bytes_moved: u64,
     pub records_dropped: u64,
+    /// Records a [`CompactionFilter`] shortened.
+    pub records_rewritten: u64,
     /// Segment bytes freed (deleted after the closing checkpoint).
     pub bytes_reclaimed: u64,
 }
@@ -61,6 +84,7 @@ impl CompactionReport {
         self.records_moved += r.records_moved;
         self.bytes_moved += r.bytes_moved;
         self.records_dropped += r.records_dropped;
+        self.records_rewritten += r.records_rewritten;
         self.bytes_reclaimed += r.bytes_reclaimed;
     }
 }
@@ -161,14 +185,28 @@ fn move_if_live<D: Disk>(
         report.records_dropped += 1;
         return Ok(None);
     }
-    if r.meta.kind == RecordKind::Put && r.meta.expiry_ms != 0 && r.meta.expiry_ms <= now {
-        st.index.remove(&r.key);
-        st.cache.remove(&r.key);
-        st.segments.sub_live(id, loc.len());
-        report.records_dropped += 1;
-        return Ok(None);
-    }
-    let (new_loc, seq) = st.append_moved(&r.meta, &r.key, &r.value)?;
+    let expired = r.meta.expiry_ms != 0 && r.meta.expiry_ms <= now;
+    let decision = match (&r.meta.kind, shared.compaction_filter.borrow().as_ref()) {
+        (RecordKind::Put, _) if expired => FilterDecision::Drop,
+        (RecordKind::Put, Some(filter)) => filter.filter(&r.key, &r.value, now),
+        _ => FilterDecision::Keep,
+    };
+    let value = match decision {
+        FilterDecision::Keep => std::borrow::Cow::Borrowed(r.value.as_slice()),
+        FilterDecision::Drop => {
+            st.index.remove(&r.key);
+            st.cache.remove(&r.key);
+            st.segments.sub_live(id, loc.len());
+            report.records_dropped += 1;
+            return Ok(None);
+        }
+        FilterDecision::Rewrite(value) => {
+            st.cache.remove(&r.key);
+            report.records_rewritten += 1;
+            std::borrow::Cow::Owned(value)
+        }
+    };
+    let (new_loc, seq) = st.append_moved(&r.meta, &r.key, &value)?;
     if r.meta.kind == RecordKind::Put {
         let moved = st.index.relocate(&r.key, loc, new_loc);
         assert!(moved, "index changed under a synchronous move");

@@ -38,6 +38,8 @@ pub(crate) struct Shared<D: Disk> {
     pub maintenance_wanted: Event,
     /// One compaction or checkpoint at a time.
     pub maintenance_lock: glommio::sync::Semaphore,
+    /// The layer above's say in what compaction keeps.
+    pub compaction_filter: RefCell<Option<Rc<dyn crate::compaction::CompactionFilter>>>,
 }
 
 pub(crate) struct State<D: Disk> {

@@ -99,6 +99,7 @@ impl<D: Disk> Store<D> {
             flush_wanted: Event::new(),
             maintenance_wanted: Event::new(),
             maintenance_lock: glommio::sync::Semaphore::new(1),
+            compaction_filter: RefCell::new(None),
         });
         let flusher = glommio::spawn_local(group_commit::run_flusher(shared.clone()));
         let maintenance =
@@ -124,6 +125,12 @@ impl<D: Disk> Store<D> {
     /// The store's clock, in ms since the Unix epoch.
     pub fn now_ms(&self) -> u64 {
         self.shared.clock.now_ms()
+    }
+
+    /// Installs the filter compaction consults for every live put (see
+    /// [`compaction::CompactionFilter`]).
+    pub fn set_compaction_filter(&self, filter: Rc<dyn compaction::CompactionFilter>) {
+        *self.shared.compaction_filter.borrow_mut() = Some(filter);
     }
 
     /// What recovery found when this store was opened.

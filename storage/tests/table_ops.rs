@@ -265,11 +265,55 @@ fn versions_are_kept_up_to_max_versions_and_selected() {
         assert_eq!(versions, [T0_MS, T0_MS - 1000, T0_MS - 2000]);
         assert_eq!(price(got.newest()), Some(Value::Long(3)), "update merges the newest version");
 
+        // A version older than the 3 kept would never be read: refused, and nothing changes.
+        let old = [("sku", s("a")), ("price", Value::Long(-1))];
+        let e = ts.write("prices", &WriteOp::put(&old).version(T0_MS - 5000), SYNC).await;
+        assert_eq!(e.unwrap_err().code(), 230);
+        let unchanged = ts.get("prices", &key, VersionSelect::Latest(3)).await.unwrap().unwrap();
+        assert_eq!(unchanged, got);
+
         // Everything survives a restart.
         ts.close().await.unwrap();
         let ts = open_tables(&disk, &clock).await.unwrap();
         let again = ts.get("prices", &key, VersionSelect::Latest(3)).await.unwrap().unwrap();
         assert_eq!(again, got);
+        ts.close().await.unwrap();
+    });
+}
+
+/// On a single-version table the last write wins whatever its version, on every path: a blind
+/// put, a conditional put and an update (which read the row first) all replace a newer version.
+#[test]
+fn single_version_tables_keep_the_last_write() {
+    run(|| async move {
+        let (disk, clock) = (sim(13), ManualClock::new(T0_MS));
+        let ts = open_tables(&disk, &clock).await.unwrap();
+        ts.ddl(READINGS).await.unwrap();
+        let schema = ts.table("readings").unwrap().schema().clone();
+        let key = [("device", s("d")), ("ts", Value::Timestamp(1))];
+        ts.put("readings", &reading("d", 1, 1.0), SYNC).await.unwrap();
+        clock.advance(10_000);
+        let older = T0_MS - 5000;
+        let temp = |row: Option<TableRow>| {
+            let row = row.expect("row exists");
+            (row.newest().version, row.newest().get(&schema, "temp").cloned())
+        };
+
+        let set = [("temp", Some(Value::Double(2.0)))];
+        ts.write("readings", &WriteOp::update(&key, &set).version(older), SYNC).await.unwrap();
+        let got = ts.get("readings", &key, VersionSelect::Newest).await.unwrap();
+        assert_eq!(temp(got), (older, Some(Value::Double(2.0))));
+
+        let r3 = reading("d", 1, 3.0);
+        let op = WriteOp::put(&r3).version(older - 1).condition(Condition::IfPresent);
+        ts.write("readings", &op, SYNC).await.unwrap();
+        let got = ts.get("readings", &key, VersionSelect::Newest).await.unwrap();
+        assert_eq!(temp(got), (older - 1, Some(Value::Double(3.0))));
+
+        let r4 = reading("d", 1, 4.0);
+        ts.write("readings", &WriteOp::put(&r4).version(older - 2), SYNC).await.unwrap();
+        let got = ts.get("readings", &key, VersionSelect::Newest).await.unwrap();
+        assert_eq!(temp(got), (older - 2, Some(Value::Double(4.0))));
         ts.close().await.unwrap();
     });
 }

@@ -178,7 +178,7 @@ fn bad_values_are_typed_errors_naming_table_and_field() {
     assert_eq!(err(&[(FieldRef::Index(99), Value::Integer(1))]).code(), 202);
     assert_eq!(err(&[("id".into(), Value::Integer(1))]).code(), 212);
     let twice = [("i".into(), Value::Integer(1)), (FieldRef::Index(1), Value::Integer(2))];
-    assert_eq!(err(&twice).code(), 102);
+    assert_eq!(err(&twice).code(), 231);
     let positional = encode_row(&schema, 1, &[Some(Value::Long(1))]).expect_err("INTEGER slot");
     assert_eq!(positional.code(), 205);
     assert_eq!(encode_row(&schema, 1, &vec![None; 10]).map_err(|e| e.code()), Err(202));

@@ -164,6 +164,13 @@ pub enum TableError {
          (delete it and put the new row)"
     )]
     KeyFieldInUpdate { table: String, field: String },
+    #[error(
+        "table {table}: version {version} is older than all {kept} kept versions (oldest kept: \
+         {oldest}, max_versions {kept}); it would never be read"
+    )]
+    VersionTooOld { table: String, version: u64, kept: usize, oldest: u64 },
+    #[error("table {table}: field {field} is given twice in one row")]
+    FieldGivenTwice { table: String, field: String },
 
     // Store-level settings (3xx).
     #[error("partition count {count} is out of range; it must be 1..={PARTITIONS_MAX}")]
@@ -228,6 +235,8 @@ impl TableError {
             TableError::InvalidLimit { .. } => 227,
             TableError::CorruptRow { .. } => 228,
             TableError::KeyFieldInUpdate { .. } => 229,
+            TableError::VersionTooOld { .. } => 230,
+            TableError::FieldGivenTwice { .. } => 231,
             TableError::InvalidPartitionCount { .. } => 301,
             TableError::PartitionMapMismatch { .. } => 302,
             TableError::InvalidShardCount { .. } => 303,
@@ -311,6 +320,8 @@ mod tests {
             TableError::InvalidLimit { table: t(), limit: 0, max: 0 },
             TableError::CorruptRow { table: t(), offset: 0, what: "" },
             TableError::KeyFieldInUpdate { table: t(), field: f() },
+            TableError::VersionTooOld { table: t(), version: 0, kept: 0, oldest: 0 },
+            TableError::FieldGivenTwice { table: t(), field: f() },
             TableError::InvalidPartitionCount { count: 0 },
             TableError::PartitionMapMismatch {
                 stored_partitions: 0,
@@ -324,7 +335,7 @@ mod tests {
         let pinned = [
             101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 201, 202, 203, 204, 205,
             206, 207, 208, 209, 210, 211, 212, 213, 214, 215, 216, 217, 218, 219, 220, 221, 222,
-            223, 224, 225, 226, 227, 228, 229, 301, 302, 303,
+            223, 224, 225, 226, 227, 228, 229, 230, 231, 301, 302, 303,
         ];
         assert_eq!(codes, pinned);
     }

@@ -18,6 +18,7 @@ pub mod name;
 pub mod op_error;
 pub mod partition;
 pub mod partition_map;
+mod purge;
 mod range_ops;
 pub mod request;
 pub mod row;

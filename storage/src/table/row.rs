@@ -108,7 +108,7 @@ pub fn merge_row(
         let slot = slot_of(schema, &slots, *field)?;
         let field = &schema.fields()[slots[slot]];
         if std::mem::replace(&mut seen[slot], true) {
-            return Err(TableError::DuplicateField { table: table(schema), field: name(field) });
+            return Err(TableError::FieldGivenTwice { table: table(schema), field: name(field) });
         }
         if let Some(value) = value {
             check_value(schema, field, value)?;

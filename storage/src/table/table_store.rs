@@ -16,15 +16,19 @@ use ahash::AHashMap;
 
 use crate::clock::Clock;
 use crate::config::StoreConfig;
+use crate::constants::BATCH_OPS_MAX;
 use crate::ddl;
 use crate::disk::Disk;
 use crate::log::group_commit::Durability;
+use crate::read::ScanRequest;
 use crate::store::{Store, WriteOptions};
 use crate::table::catalog::{Catalog, CatalogTable, Outcome};
 use crate::table::error::TableError;
-use crate::table::key::encode_primary_key_named;
+use crate::table::key::{encode_primary_key_named, table_prefix};
 use crate::table::op_error::OpResult;
+use crate::table::purge::TablePurge;
 use crate::table::request::*;
+use crate::table::schema::TableId;
 use crate::table::stored_row::StoredRow;
 use crate::table::token::TokenSource;
 use crate::table::write_plan::{self, check_select, plan, prepare, table_row, Plan, Prepared};
@@ -38,9 +42,9 @@ pub const WRITE_ATTEMPTS_MAX: usize = 16;
 pub struct TableStore<D: Disk = crate::disk::dma::DmaDisk> {
     pub(crate) store: Store<D>,
     catalog: RefCell<Catalog>,
-    /// The catalog's tables by name, shared with in-flight requests so a request keeps the schema
-    /// it started with even if a DDL statement changes the catalog meanwhile.
-    tables: RefCell<AHashMap<String, Rc<CatalogTable>>>,
+    /// The catalog's tables, shared with in-flight requests (so a request keeps the schema it
+    /// started with even if a DDL statement changes the catalog meanwhile) and with compaction.
+    tables: Rc<RefCell<Tables>>,
     /// One DDL statement at a time.
     ddl_lock: glommio::sync::Semaphore,
     tokens: TokenSource,
@@ -62,7 +66,8 @@ impl<D: Disk> TableStore<D> {
     ) -> OpResult<TableStore<D>> {
         let store = Store::open_with_clock(disk, dir, config, clock).await?;
         let catalog = Catalog::load(store.disk(), store.dir()).await?;
-        let tables = RefCell::new(table_map(&catalog));
+        let tables = Rc::new(RefCell::new(Tables::of(&catalog)));
+        store.set_compaction_filter(Rc::new(TablePurge { tables: tables.clone() }));
         Ok(TableStore {
             store,
             catalog: RefCell::new(catalog),
@@ -92,17 +97,36 @@ impl<D: Disk> TableStore<D> {
             // Applied to a copy (the catalog is not borrowed across the file write), then swapped in.
             let mut next = self.catalog.borrow().clone();
             let outcome = next.apply(self.store.disk(), self.store.dir(), statement).await?;
-            *self.tables.borrow_mut() = table_map(&next);
+            *self.tables.borrow_mut() = Tables::of(&next);
             *self.catalog.borrow_mut() = next;
+            if let Outcome::Dropped { id } = outcome {
+                self.delete_table_rows(id).await?;
+            }
             outcomes.push(outcome);
         }
         Ok(outcomes)
+    }
+
+    /// Deletes every row of a dropped table, one atomic batch at a time, and syncs. A crash in
+    /// between leaves rows no request can reach (the table is gone from the catalog); compaction
+    /// drops them (`purge.rs`).
+    async fn delete_table_rows(&self, id: TableId) -> OpResult<()> {
+        let mut req = ScanRequest::prefix(&table_prefix(id), BATCH_OPS_MAX);
+        loop {
+            let report = self.store.delete_range(&req, Durability::NoSync).await?;
+            match report.resume {
+                Some(resume) => req.resume = Some(resume),
+                None => break,
+            }
+        }
+        Ok(self.store.sync().await?)
     }
 
     /// The table called `name`.
     pub fn table(&self, name: &str) -> Result<Rc<CatalogTable>, TableError> {
         self.tables
             .borrow()
+            .by_name
             .get(name)
             .cloned()
             .ok_or_else(|| TableError::UnknownTable { table: name.to_owned() })
@@ -263,6 +287,21 @@ impl<D: Disk> TableStore<D> {
     }
 }
 
-fn table_map(catalog: &Catalog) -> AHashMap<String, Rc<CatalogTable>> {
-    catalog.tables().map(|t| (t.name().to_string(), Rc::new(t.clone()))).collect()
+/// The catalog's tables, looked up by name for requests and by id for compaction.
+pub(crate) struct Tables {
+    pub by_name: AHashMap<String, Rc<CatalogTable>>,
+    pub by_id: AHashMap<u32, Rc<CatalogTable>>,
+    /// Ids below this were given out; one that is not in `by_id` belongs to a dropped table.
+    pub next_id: u32,
+}
+
+impl Tables {
+    fn of(catalog: &Catalog) -> Tables {
+        let all: Vec<Rc<CatalogTable>> = catalog.tables().map(|t| Rc::new(t.clone())).collect();
+        Tables {
+            by_name: all.iter().map(|t| (t.name().to_string(), t.clone())).collect(),
+            by_id: all.iter().map(|t| (t.id().0, t.clone())).collect(),
+            next_id: catalog.next_id().0,
+        }
+    }
 }

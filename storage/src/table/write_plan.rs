@@ -159,9 +159,11 @@ pub(crate) fn plan(
     Ok(Plan::Write { op, outcome: WriteOutcome::Written { token, version: p.version } })
 }
 
-/// The row after writing `new`: the unexpired `kept` versions plus `new` (replacing a version
-/// equal to it), newest first, at most `max_versions` of them, and the oldest dropped until the
-/// row fits in [`ROW_BYTES_MAX`].
+/// The row after writing `new`: on a single-version table `new` alone (the last write wins, as a
+/// blind put does); otherwise the unexpired `kept` versions plus `new` (replacing a version equal
+/// to it), newest first, at most `max_versions` of them, and the oldest dropped until the row fits
+/// in [`ROW_BYTES_MAX`]. A `new` older than `max_versions` kept versions would never be read: it is
+/// refused with [`TableError::VersionTooOld`] rather than reported as written.
 pub(crate) fn versions_after_write(
     schema: &TableSchema,
     kept: &[StoredVersion<&[u8]>],
@@ -170,10 +172,20 @@ pub(crate) fn versions_after_write(
     now_ms: u64,
 ) -> TableResult<StoredRow> {
     let max = schema.options().max_versions as usize;
+    if max == 1 {
+        // One version: the last write wins whatever its version, as a blind put does.
+        return fit(schema, StoredRow { token, versions: vec![new] });
+    }
+    let live: Vec<&StoredVersion<&[u8]>> =
+        kept.iter().filter(|v| !v.is_expired(now_ms) && v.version != new.version).collect();
+    if live.len() >= max && live[max - 1].version > new.version {
+        let (table, version, oldest) = (table_name(schema), new.version, live[max - 1].version);
+        return Err(TableError::VersionTooOld { table, version, kept: max, oldest });
+    }
     let mut versions: Vec<StoredVersion> = Vec::with_capacity(max.min(kept.len() + 1));
     let new_v = new.version;
     let mut new = Some(new);
-    for v in kept.iter().filter(|v| !v.is_expired(now_ms) && v.version != new_v) {
+    for v in live {
         if new_v > v.version {
             versions.extend(new.take());
         }
@@ -185,7 +197,12 @@ pub(crate) fn versions_after_write(
     }
     versions.extend(new);
     versions.truncate(max);
-    let mut row = StoredRow { token, versions };
+    fit(schema, StoredRow { token, versions })
+}
+
+/// Drops the oldest versions until the row fits in [`ROW_BYTES_MAX`]; a newest version that
+/// does not fit alone is refused.
+fn fit(schema: &TableSchema, mut row: StoredRow) -> TableResult<StoredRow> {
     while row.encoded_len() > ROW_BYTES_MAX && row.versions.len() > 1 {
         row.versions.pop();
     }
