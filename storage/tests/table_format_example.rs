@@ -1,7 +1,8 @@
-//! Proves the worked examples of docs/FORMAT.md ("Table keys") are exactly what the code
-//! produces: the composite key with a DESC field, byte by byte, its shard key and partition, the
-//! escaping of a BINARY value holding 0x00 and 0xFF, and the byte range of a range on a DESC
-//! field. If this test changes, the document changes in the same commit.
+//! Proves the worked examples of docs/FORMAT.md ("Table keys", "Stored rows") are exactly what
+//! the code produces: the composite key with a DESC field, byte by byte, its shard key and
+//! partition, the escaping of a BINARY value holding 0x00 and 0xFF, the byte range of a range on a
+//! DESC field, and a two-version stored row. If this test changes, the document changes in the
+//! same commit.
 
 use ringstore_storage::table::*;
 
@@ -69,4 +70,33 @@ fn range_on_a_desc_field() {
     assert_eq!(hex(&bytes.start), "00 00 00 07 64 62 31 00 01 00 02 7F FF FE 74 30 1A 98");
     let end = bytes.end.expect("bounded");
     assert_eq!(hex(&end), "00 00 00 07 64 62 31 00 01 00 02 7F FF FE 74 30 1A 9B E8");
+}
+
+#[test]
+fn stored_row_with_two_versions() {
+    use ringstore_storage::table::stored_row::{StoredRow, StoredVersion};
+    let prices = TableSchema::builder(TableId(3), "prices")
+        .field("sku", FieldType::String)
+        .field("price", FieldType::Long)
+        .primary_key(&["sku"])
+        .max_versions(3)
+        .build()
+        .expect("valid");
+    let row_value = |price: i64| encode_row(&prices, 1, &[Some(Value::Long(price))]).unwrap();
+    assert_eq!(hex(&row_value(7)), "01 01 01 07 00 00 00 00 00 00 00");
+    let row = StoredRow {
+        token: 0x0000_0001_0000_0002,
+        versions: vec![
+            StoredVersion { version: 1000, expiry_ms: 0, row: row_value(7) },
+            StoredVersion { version: 900, expiry_ms: 0, row: row_value(5) },
+        ],
+    };
+    let bytes = row.encode();
+    let want = "01 02 00 00 00 01 00 00 00 02 00 \
+                E8 03 00 00 00 00 00 00 00 00 00 00 00 00 00 00 0B 00 00 00 \
+                01 01 01 07 00 00 00 00 00 00 00 \
+                84 03 00 00 00 00 00 00 00 00 00 00 00 00 00 00 0B 00 00 00 \
+                01 01 01 05 00 00 00 00 00 00 00";
+    assert_eq!(hex(&bytes), want.split_whitespace().collect::<Vec<_>>().join(" "));
+    assert_eq!(StoredRow::decode(&prices, &bytes).unwrap().to_owned_row(), row);
 }

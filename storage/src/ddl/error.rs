@@ -126,4 +126,21 @@ mod tests {
         assert_eq!(Position::at(text, 5), Position { line: 2, column: 2 });
         assert_eq!(Position::at(text, 99), Position { line: 2, column: 5 });
     }
+
+    /// Codes are part of the protocol: pinned here, and listed in docs/ERRORS.md.
+    #[test]
+    fn codes_are_stable_and_unique() {
+        let at = Position { line: 1, column: 1 };
+        let all = [
+            DdlError::Syntax { at, expected: String::new(), found: String::new() },
+            DdlError::Script {
+                at,
+                problem: ScriptProblem::OutsideTableCreation { command: "exit" },
+            },
+            DdlError::TooLong { bytes: 0 },
+        ];
+        let codes: Vec<u16> = all.iter().map(DdlError::code).collect();
+        assert_eq!(codes, [401, 402, 403]);
+        crate::error::assert_documented(&codes);
+    }
 }

@@ -338,6 +338,7 @@ mod tests {
             223, 224, 225, 226, 227, 228, 229, 230, 231, 301, 302, 303,
         ];
         assert_eq!(codes, pinned);
+        crate::error::assert_documented(&codes);
     }
 
     #[test]

@@ -294,3 +294,21 @@ fn with_id(schema: &TableSchema, id: TableId) -> Result<TableSchema, TableError>
     }
     builder.build()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Codes are part of the protocol: pinned here, and listed in docs/ERRORS.md.
+    #[test]
+    fn codes_are_stable_and_unique() {
+        let all = [
+            CatalogError::TableExists { table: String::new(), id: 1 },
+            CatalogError::TableIdsExhausted { last: 1 },
+            CatalogError::Store(crate::Error::Closed),
+        ];
+        let codes: Vec<u16> = all.iter().map(CatalogError::code).collect();
+        assert_eq!(codes, [501, 502, 503]);
+        crate::error::assert_documented(&codes);
+    }
+}
