@@ -181,7 +181,7 @@ fn bad_values_are_typed_errors_naming_table_and_field() {
     assert_eq!(err(&twice).code(), 231);
     let positional = encode_row(&schema, 1, &[Some(Value::Long(1))]).expect_err("INTEGER slot");
     assert_eq!(positional.code(), 205);
-    assert_eq!(encode_row(&schema, 1, &vec![None; 10]).map_err(|e| e.code()), Err(202));
+    assert_eq!(encode_row(&schema, 1, &vec![None::<Value>; 10]).map_err(|e| e.code()), Err(202));
 }
 
 /// Valid encodings of the sample rows, to mutate and truncate.

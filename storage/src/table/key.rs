@@ -12,7 +12,9 @@ mod field;
 mod named;
 mod range;
 
-pub use named::{encode_partial_key_named, encode_primary_key_named, partial_key_values};
+pub use named::{
+    encode_partial_key_named, encode_primary_key_named, partial_key_values, primary_key_values,
+};
 pub use range::{key_range, prefix_successor, FieldRange, KeyByteRange, RangeBound};
 
 use super::error::{TableError, TableResult};
@@ -32,6 +34,14 @@ pub fn encode_primary_key(schema: &TableSchema, values: &[Value]) -> TableResult
         return Err(missing_field(schema, missing));
     }
     encode_values(schema, values.iter())
+}
+
+/// [`encode_primary_key`] of borrowed values.
+pub fn encode_primary_key_refs(schema: &TableSchema, values: &[&Value]) -> TableResult<Vec<u8>> {
+    if let Some(missing) = (values.len() < schema.primary_key().len()).then_some(values.len()) {
+        return Err(missing_field(schema, missing));
+    }
+    encode_values(schema, values.iter().copied())
 }
 
 /// Encodes a partial key: values for the first `values.len()` key fields (0 gives the table

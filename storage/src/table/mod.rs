@@ -34,8 +34,9 @@ pub use catalog::{Catalog, CatalogError, CatalogTable, Outcome};
 pub use error::{NameRole, TableError, TableResult};
 pub use key::{
     decode_primary_key, encode_partial_key, encode_partial_key_named, encode_primary_key,
-    encode_primary_key_named, encode_shard_key, key_range, partial_key_values, prefix_successor,
-    shard_key_prefix_len, table_prefix, FieldRange, KeyByteRange, RangeBound,
+    encode_primary_key_named, encode_primary_key_refs, encode_shard_key, key_range,
+    partial_key_values, prefix_successor, primary_key_values, shard_key_prefix_len, table_prefix,
+    FieldRange, KeyByteRange, RangeBound,
 };
 pub use name::{Name, NameProblem};
 pub use op_error::{OpError, OpResult};
@@ -50,7 +51,8 @@ pub use request::{
     WriteOp, WriteOutcome,
 };
 pub use row::{
-    decode_row, encode_row, encode_row_fields, merge_row, non_key_fields, DecodedRow, FieldRef,
+    decode_row, encode_row, encode_row_fields, merge_row, non_key_fields, row_slots, DecodedRow,
+    FieldRef,
 };
 pub use schema::{Field, KeyField, TableId, TableOptions, TableSchema, TableSchemaBuilder};
 pub use table_store::{TableStore, WRITE_ATTEMPTS_MAX};

@@ -82,7 +82,7 @@ impl<D: Disk> TableStore<D> {
         let mut rows = Vec::with_capacity(page.rows.len());
         for r in &page.rows {
             let stored = StoredRow::decode(schema, &r.value)?;
-            rows.extend(table_row(schema, &r.key, &stored, req.versions, now)?);
+            rows.extend(table_row(schema, &r.key, None, &stored, req.versions, now)?);
         }
         Ok(RowPage { rows, resume: page.resume })
     }

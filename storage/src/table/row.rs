@@ -46,18 +46,17 @@ impl<'a> From<&'a str> for FieldRef<'a> {
 
 /// Indexes (into [`TableSchema::fields`]) of the fields that are not primary key fields, in
 /// field order. Position `i` of this list is slot `i` of a row value.
-pub fn non_key_fields(schema: &TableSchema) -> Vec<usize> {
-    let is_key = |i: usize| schema.primary_key().iter().any(|k| k.field == i);
-    (0..schema.fields().len()).filter(|&i| !is_key(i)).collect()
+pub fn non_key_fields(schema: &TableSchema) -> &[usize] {
+    schema.non_key_fields()
 }
 
 /// Encodes a row's non-key fields: `values[i]` is slot `i` of [`non_key_fields`]. A shorter
 /// slice leaves the remaining fields absent. Each value must have its field's type; NaN is
 /// allowed (non-key fields have no order to break) and its bits are kept.
-pub fn encode_row(
+pub fn encode_row<V: std::borrow::Borrow<Value>>(
     schema: &TableSchema,
     schema_version: u32,
-    values: &[Option<Value>],
+    values: &[Option<V>],
 ) -> TableResult<Vec<u8>> {
     let slots = non_key_fields(schema);
     if values.len() > slots.len() {
@@ -70,10 +69,31 @@ pub fn encode_row(
     out.resize(bitmap_at + slots.len().div_ceil(8), 0);
     for (slot, value) in values.iter().enumerate() {
         let Some(value) = value else { continue };
-        encode_value(&mut out, schema, &schema.fields()[slots[slot]], value)?;
+        encode_value(&mut out, schema, &schema.fields()[slots[slot]], value.borrow())?;
         out[bitmap_at + slot / 8] |= 1 << (slot % 8);
     }
     Ok(out)
+}
+
+/// The non-key values of a full row given as (field name, value) pairs in any order, by slot,
+/// borrowed; key fields are skipped (the key encoder takes them). An unknown field or a non-key
+/// field given twice is refused. Types are checked when the slots are encoded ([`encode_row`]).
+pub fn row_slots<'v>(
+    schema: &TableSchema,
+    pairs: &'v [(&str, Value)],
+) -> TableResult<Vec<Option<&'v Value>>> {
+    let slots = schema.non_key_fields();
+    let mut values: Vec<Option<&Value>> = vec![None; slots.len()];
+    for (field_name, value) in pairs {
+        let Some((index, field)) = schema.field(field_name) else {
+            return Err(unknown_field(schema, (*field_name).to_owned()));
+        };
+        let Some(slot) = slots.iter().position(|&f| f == index) else { continue };
+        if values[slot].replace(value).is_some() {
+            return Err(TableError::FieldGivenTwice { table: table(schema), field: name(field) });
+        }
+    }
+    Ok(values)
 }
 
 /// Encodes a row given as (field, value) pairs in any order; fields not given are absent. A key

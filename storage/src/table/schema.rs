@@ -72,6 +72,9 @@ pub struct TableSchema {
     primary_key: Vec<KeyField>,
     shard_key_len: usize,
     options: TableOptions,
+    /// Indexes of the non-key fields, in field order (slot `i` of a row value is field
+    /// `non_key[i]`); kept because every row encode and decode needs it.
+    non_key: Vec<usize>,
 }
 
 impl TableSchema {
@@ -123,6 +126,12 @@ impl TableSchema {
     /// Number of leading primary key fields that form the shard key.
     pub fn shard_key_len(&self) -> usize {
         self.shard_key_len
+    }
+
+    /// Indexes (into [`TableSchema::fields`]) of the fields that are not primary key fields, in
+    /// field order. Position `i` of this list is slot `i` of a row value.
+    pub fn non_key_fields(&self) -> &[usize] {
+        &self.non_key
     }
 
     pub fn options(&self) -> &TableOptions {
@@ -190,7 +199,9 @@ impl TableSchemaBuilder {
         let shard_key_len = shard_key_len(&name, &fields, &primary_key, self.shard_key)?;
         check_options(&name, &self.options)?;
         let options = self.options;
-        Ok(TableSchema { id: self.id, name, fields, primary_key, shard_key_len, options })
+        let is_key = |i: &usize| primary_key.iter().any(|k| k.field == *i);
+        let non_key = (0..fields.len()).filter(|i| !is_key(i)).collect();
+        Ok(TableSchema { id: self.id, name, fields, primary_key, shard_key_len, options, non_key })
     }
 
     fn fields(&self, table: &Name) -> TableResult<Vec<Field>> {

@@ -24,7 +24,7 @@ use crate::read::ScanRequest;
 use crate::store::{Store, WriteOptions};
 use crate::table::catalog::{Catalog, CatalogTable, Outcome};
 use crate::table::error::TableError;
-use crate::table::key::{encode_primary_key_named, table_prefix};
+use crate::table::key::{encode_primary_key_refs, primary_key_values, table_prefix};
 use crate::table::op_error::OpResult;
 use crate::table::purge::TablePurge;
 use crate::table::request::*;
@@ -143,10 +143,11 @@ impl<D: Disk> TableStore<D> {
         let t = self.table(table)?;
         let schema = t.schema();
         check_select(schema, select)?;
-        let key = encode_primary_key_named(schema, key)?;
+        let key_values = primary_key_values(schema, key, false)?;
+        let key = encode_primary_key_refs(schema, &key_values)?;
         let Some(value) = self.store.get(&key).await? else { return Ok(None) };
         let stored = StoredRow::decode(schema, &value.value)?;
-        Ok(table_row(schema, &key, &stored, select, self.store.now_ms())?)
+        Ok(table_row(schema, &key, Some(&key_values), &stored, select, self.store.now_ms())?)
     }
 
     /// Inserts or replaces a row (see [`WriteOp::put`] for conditions, version and TTL).

@@ -11,10 +11,13 @@ use crate::constants::BATCH_OPS_MAX;
 use crate::store::BatchOp;
 use crate::table::catalog::CatalogTable;
 use crate::table::error::{TableError, TableResult};
-use crate::table::key::{encode_primary_key_named, shard_key_prefix_len};
+use crate::table::key::{
+    decode_primary_key, encode_primary_key_named, encode_primary_key_refs, primary_key_values,
+    shard_key_prefix_len,
+};
 use crate::table::limits::{DURATION_SECONDS_MAX, ROW_BYTES_MAX};
 use crate::table::request::*;
-use crate::table::row::{decode_row, encode_row, merge_row, FieldRef};
+use crate::table::row::{decode_row, encode_row, merge_row, row_slots, FieldRef};
 use crate::table::schema::TableSchema;
 use crate::table::stored_row::{StoredRow, StoredVersion};
 use crate::table::token::TokenSource;
@@ -65,9 +68,8 @@ pub(crate) fn prepare<'a>(
     let schema = table.schema();
     let (key, put_row) = match op.kind {
         WriteKind::Put { row } => {
-            let (key_pairs, values) = split_row(schema, row)?;
-            let key = encode_primary_key_named(schema, &key_pairs)?;
-            let values = merge_row(schema, &[], &values)?;
+            let key = encode_primary_key_refs(schema, &primary_key_values(schema, row, true)?)?;
+            let values = row_slots(schema, row)?;
             (key, Some(encode_row(schema, table.schema_version(), &values)?))
         }
         WriteKind::Update { key, set } => {
@@ -113,13 +115,12 @@ pub(crate) fn plan(
                 version: v.version,
                 row: if p.op.return_row {
                     Some(
-                        table_row(schema, &p.key, row, VersionSelect::Newest, now_ms)?.ok_or_else(
-                            || TableError::CorruptRow {
+                        table_row(schema, &p.key, None, row, VersionSelect::Newest, now_ms)?
+                            .ok_or_else(|| TableError::CorruptRow {
                                 table: table_name(schema),
                                 offset: 0,
                                 what: "row vanished",
-                            },
-                        )?,
+                            })?,
                     )
                 } else {
                     None
@@ -220,6 +221,7 @@ fn fit(schema: &TableSchema, mut row: StoredRow) -> TableResult<StoredRow> {
 pub(crate) fn table_row(
     schema: &TableSchema,
     key: &[u8],
+    key_values: Option<&[&Value]>,
     stored: &StoredRow<&[u8]>,
     select: VersionSelect,
     now_ms: u64,
@@ -234,14 +236,25 @@ pub(crate) fn table_row(
         .iter()
         .filter(|v| !v.is_expired(now_ms) && v.version >= range.0 && v.version < range.1)
         .take(max);
-    let key_values = crate::table::key::decode_primary_key(schema, key)?;
-    let key_slots: Vec<usize> = schema.primary_key().iter().map(|k| k.field).collect();
-    let non_key = crate::table::row::non_key_fields(schema);
+    let mut picked = picked.peekable();
+    if picked.peek().is_none() {
+        return Ok(None);
+    }
+    // The key values: the request's when it gave them (a get), else decoded from the key.
+    let decoded;
+    let key_values: Vec<&Value> = match key_values {
+        Some(values) => values.to_vec(),
+        None => {
+            decoded = decode_primary_key(schema, key)?;
+            decoded.iter().collect()
+        }
+    };
+    let non_key = schema.non_key_fields();
     let mut versions = Vec::new();
     for v in picked {
         let mut fields: Vec<Option<Value>> = vec![None; schema.fields().len()];
-        for (slot, value) in key_slots.iter().zip(&key_values) {
-            fields[*slot] = Some(value.clone());
+        for (k, value) in schema.primary_key().iter().zip(&key_values) {
+            fields[k.field] = Some((*value).clone());
         }
         for (slot, value) in non_key.iter().zip(decode_row(schema, v.row)?.values) {
             fields[*slot] = value;
@@ -288,24 +301,6 @@ pub(crate) fn check_execute(schema: &TableSchema, prepared: &[Prepared<'_>]) -> 
         }
     }
     Ok(())
-}
-
-/// A put's pairs split into key fields and non-key fields.
-#[allow(clippy::type_complexity)]
-fn split_row<'r>(
-    schema: &TableSchema,
-    row: &'r [(&'r str, Value)],
-) -> TableResult<(Vec<(&'r str, Value)>, Vec<(FieldRef<'r>, Option<Value>)>)> {
-    let mut key = Vec::with_capacity(schema.primary_key().len());
-    let mut values = Vec::with_capacity(row.len());
-    for (name, value) in row {
-        if schema.key_position(name).is_some() {
-            key.push((*name, value.clone()));
-        } else {
-            values.push((FieldRef::Name(name), Some(value.clone())));
-        }
-    }
-    Ok((key, values))
 }
 
 fn updates<'u>(set: Updates<'u>) -> Vec<(FieldRef<'u>, Option<Value>)> {

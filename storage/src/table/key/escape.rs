@@ -36,14 +36,17 @@ pub(super) fn unescape(
 ) -> Result<(Vec<u8>, usize), Corrupt> {
     let mut raw = Vec::new();
     loop {
-        let Some(&b) = input.get(pos) else {
-            return Err(Corrupt { offset: pos, what: "escaped field has no end mark" });
+        // Copy the run of plain bytes up to the next escape byte in one go.
+        let rest = input.get(pos..).unwrap_or_default();
+        let Some(run) = rest.iter().position(|&b| b == ESCAPE ^ mask) else {
+            return Err(Corrupt { offset: input.len(), what: "escaped field has no end mark" });
         };
-        if b ^ mask != ESCAPE {
-            raw.push(b ^ mask);
-            pos += 1;
-            continue;
+        if mask == 0 {
+            raw.extend_from_slice(&rest[..run]);
+        } else {
+            raw.extend(rest[..run].iter().map(|b| b ^ mask));
         }
+        pos += run;
         match input.get(pos + 1).map(|n| n ^ mask) {
             Some(ESCAPED_ZERO) => raw.push(0),
             Some(END) => return Ok((raw, pos + 2)),

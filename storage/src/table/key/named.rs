@@ -13,13 +13,24 @@ pub fn encode_primary_key_named(
     schema: &TableSchema,
     pairs: &[(&str, Value)],
 ) -> TableResult<Vec<u8>> {
-    let slots = slots(schema, pairs)?;
+    encode_values(schema, primary_key_values(schema, pairs, false)?.into_iter())
+}
+
+/// The values of a full primary key given by field name, in primary key order; every key field
+/// must be present. With `skip_non_key`, pairs naming non-key fields are skipped (the pairs are a
+/// whole row); otherwise they are refused.
+pub fn primary_key_values<'v>(
+    schema: &TableSchema,
+    pairs: &'v [(&str, Value)],
+    skip_non_key: bool,
+) -> TableResult<Vec<&'v Value>> {
+    let slots = slots(schema, pairs, skip_non_key)?;
     let fields = schema.primary_key().len();
     if let Some(missing) = (0..fields).find(|&p| slots[p].is_none()) {
         let (table, field) = (table(schema), schema.key_field(missing).name().to_string());
         return Err(TableError::MissingKeyField { table, field });
     }
-    encode_values(schema, in_order(&slots[..fields]))
+    Ok(in_order(&slots[..fields]).collect())
 }
 
 /// Encodes a partial key given by field name; the fields given must be a leading prefix of the
@@ -37,7 +48,7 @@ pub fn partial_key_values<'v>(
     schema: &TableSchema,
     pairs: &'v [(&str, Value)],
 ) -> TableResult<Vec<&'v Value>> {
-    let slots = slots(schema, pairs)?;
+    let slots = slots(schema, pairs, false)?;
     let given = slots.iter().take_while(|s| s.is_some()).count();
     if let Some(skipped_to) = (given..schema.primary_key().len()).find(|&p| slots[p].is_some()) {
         return Err(TableError::PartialKeyNotPrefix {
@@ -53,10 +64,15 @@ pub fn partial_key_values<'v>(
 fn slots<'a>(
     schema: &TableSchema,
     pairs: &'a [(&str, Value)],
+    skip_non_key: bool,
 ) -> TableResult<[Option<&'a Value>; PRIMARY_KEY_FIELDS_MAX]> {
     let mut slots = [None; PRIMARY_KEY_FIELDS_MAX];
     for (name, value) in pairs {
-        let position = position(schema, name)?;
+        let position = match position(schema, name) {
+            Ok(position) => position,
+            Err(TableError::NotAKeyField { .. }) if skip_non_key => continue,
+            Err(e) => return Err(e),
+        };
         if slots[position].replace(value).is_some() {
             return Err(TableError::DuplicateKeyValue {
                 table: table(schema),
