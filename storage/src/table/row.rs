@@ -125,7 +125,7 @@ pub fn merge_row(
     values.resize(slots.len(), None);
     let mut seen = vec![false; slots.len()];
     for (field, value) in updates {
-        let slot = slot_of(schema, &slots, *field)?;
+        let slot = slot_of(schema, slots, *field)?;
         let field = &schema.fields()[slots[slot]];
         if std::mem::replace(&mut seen[slot], true) {
             return Err(TableError::FieldGivenTwice { table: table(schema), field: name(field) });
