@@ -51,10 +51,12 @@ pub use request::{
     WriteOp, WriteOutcome,
 };
 pub use row::{
-    decode_row, encode_row, encode_row_fields, merge_row, non_key_fields, row_slots, DecodedRow,
-    FieldRef,
+    decode_row, decode_row_into, encode_row, encode_row_fields, merge_row, non_key_fields,
+    split_row, DecodedRow, FieldRef,
 };
-pub use schema::{Field, KeyField, TableId, TableOptions, TableSchema, TableSchemaBuilder};
+pub use schema::{
+    Field, FieldRole, KeyField, TableId, TableOptions, TableSchema, TableSchemaBuilder,
+};
 pub use table_store::{TableStore, WRITE_ATTEMPTS_MAX};
 pub use types::FieldType;
 pub use value::Value;

@@ -13,7 +13,8 @@
 //! ("Row values") describes the bytes.
 
 use super::error::{describe_enum_values, TableError, TableResult};
-use super::schema::{Field, TableSchema};
+use super::limits::PRIMARY_KEY_FIELDS_MAX;
+use super::schema::{Field, FieldRole, TableSchema};
 use super::value::Value;
 use super::FieldType;
 
@@ -75,25 +76,43 @@ pub fn encode_row<V: std::borrow::Borrow<Value>>(
     Ok(out)
 }
 
-/// The non-key values of a full row given as (field name, value) pairs in any order, by slot,
-/// borrowed; key fields are skipped (the key encoder takes them). An unknown field or a non-key
-/// field given twice is refused. Types are checked when the slots are encoded ([`encode_row`]).
-pub fn row_slots<'v>(
+/// A full row given as (field name, value) pairs in any order, split with one name lookup per
+/// pair: the key values in primary key order (every key field must be there) and the non-key
+/// values by slot, all borrowed. An unknown field, or a field given twice, is refused. Types are
+/// checked when the parts are encoded.
+#[allow(clippy::type_complexity)]
+pub fn split_row<'v>(
     schema: &TableSchema,
     pairs: &'v [(&str, Value)],
-) -> TableResult<Vec<Option<&'v Value>>> {
-    let slots = schema.non_key_fields();
-    let mut values: Vec<Option<&Value>> = vec![None; slots.len()];
+) -> TableResult<(Vec<&'v Value>, Vec<Option<&'v Value>>)> {
+    let mut key: [Option<&Value>; PRIMARY_KEY_FIELDS_MAX] = [None; PRIMARY_KEY_FIELDS_MAX];
+    let mut values: Vec<Option<&Value>> = vec![None; schema.non_key_fields().len()];
     for (field_name, value) in pairs {
-        let Some((index, field)) = schema.field(field_name) else {
-            return Err(unknown_field(schema, (*field_name).to_owned()));
+        let twice = match schema.field_role(field_name) {
+            None => return Err(unknown_field(schema, (*field_name).to_owned())),
+            Some((_, FieldRole::Key(p))) => key[p].replace(value).is_some(),
+            Some((_, FieldRole::Slot(slot))) => values[slot].replace(value).is_some(),
         };
-        let Some(slot) = slots.iter().position(|&f| f == index) else { continue };
-        if values[slot].replace(value).is_some() {
-            return Err(TableError::FieldGivenTwice { table: table(schema), field: name(field) });
+        if twice {
+            let (table, field) = (table(schema), (*field_name).to_owned());
+            return Err(match schema.key_position(field_name) {
+                Some(_) => TableError::DuplicateKeyValue { table, field },
+                None => TableError::FieldGivenTwice { table, field },
+            });
         }
     }
-    Ok(values)
+    let fields = schema.primary_key().len();
+    let mut key_values = Vec::with_capacity(fields);
+    for (position, value) in key[..fields].iter().enumerate() {
+        match value {
+            Some(value) => key_values.push(*value),
+            None => {
+                let field = schema.key_field(position).name().to_string();
+                return Err(TableError::MissingKeyField { table: table(schema), field });
+            }
+        }
+    }
+    Ok((key_values, values))
 }
 
 /// Encodes a row given as (field, value) pairs in any order; fields not given are absent. A key
@@ -149,6 +168,29 @@ pub fn decode_row(schema: &TableSchema, bytes: &[u8]) -> TableResult<DecodedRow>
 }
 
 fn decode(schema: &TableSchema, bytes: &[u8]) -> Result<DecodedRow, Corrupt> {
+    let mut values = Vec::with_capacity(schema.non_key_fields().len());
+    let schema_version = decode_with(schema, bytes, |_, value| values.push(value))?;
+    Ok(DecodedRow { schema_version, values })
+}
+
+/// Decodes a stored row value straight into `fields` (one slot per schema field, by field
+/// index), so a read builds one vector per row. Returns the writer's schema version.
+pub fn decode_row_into(
+    schema: &TableSchema,
+    bytes: &[u8],
+    fields: &mut [Option<Value>],
+) -> TableResult<u32> {
+    decode_with(schema, bytes, |index, value| fields[index] = value).map_err(|c| {
+        TableError::CorruptRow { table: table(schema), offset: c.offset, what: c.what }
+    })
+}
+
+/// Decodes a row value, handing each non-key field (by field index, in slot order) to `sink`.
+fn decode_with(
+    schema: &TableSchema,
+    bytes: &[u8],
+    mut sink: impl FnMut(usize, Option<Value>),
+) -> Result<u32, Corrupt> {
     let mut r = Reader { bytes, pos: 0 };
     let version = r.varint("row value: truncated schema version")?;
     let schema_version = u32::try_from(version).map_err(|_| r.corrupt("row value: version"))?;
@@ -160,16 +202,15 @@ fn decode(schema: &TableSchema, bytes: &[u8]) -> Result<DecodedRow, Corrupt> {
     };
     let bitmap = r.take(count.div_ceil(8), "row value: truncated presence bitmap")?;
     check_spare_bits(bitmap, count).map_err(|()| r.corrupt("row value: spare bitmap bits"))?;
-    let mut values = Vec::with_capacity(slots.len());
     for (slot, &index) in slots.iter().enumerate() {
         let present = slot < count && bitmap[slot / 8] & (1 << (slot % 8)) != 0;
         let value = if present { Some(r.value(schema.fields()[index].ty())?) } else { None };
-        values.push(value);
+        sink(index, value);
     }
     if r.pos != bytes.len() {
         return Err(r.corrupt("row value: bytes after the last field"));
     }
-    Ok(DecodedRow { schema_version, values })
+    Ok(schema_version)
 }
 
 /// Bits past `count` in the last bitmap byte must be zero, so each row has one encoding.

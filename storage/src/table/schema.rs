@@ -75,6 +75,18 @@ pub struct TableSchema {
     /// Indexes of the non-key fields, in field order (slot `i` of a row value is field
     /// `non_key[i]`); kept because every row encode and decode needs it.
     non_key: Vec<usize>,
+    /// What each field is, by field index: kept so a row given by name needs one lookup per
+    /// field.
+    roles: Vec<FieldRole>,
+}
+
+/// The role of a field in the stored row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldRole {
+    /// Primary key field at this position.
+    Key(usize),
+    /// Non-key field in this row value slot.
+    Slot(usize),
 }
 
 impl TableSchema {
@@ -106,6 +118,12 @@ impl TableSchema {
     /// The field called `name` and its index, if any.
     pub fn field(&self, name: &str) -> Option<(usize, &Field)> {
         self.fields.iter().enumerate().find(|(_, f)| f.name.as_str() == name)
+    }
+
+    /// The field called `name` and its role (one lookup for a row given by name).
+    pub fn field_role(&self, name: &str) -> Option<(usize, FieldRole)> {
+        let index = self.fields.iter().position(|f| f.name.as_str() == name)?;
+        Some((index, self.roles[index]))
     }
 
     /// Primary key fields in key order.
@@ -200,8 +218,24 @@ impl TableSchemaBuilder {
         check_options(&name, &self.options)?;
         let options = self.options;
         let is_key = |i: &usize| primary_key.iter().any(|k| k.field == *i);
-        let non_key = (0..fields.len()).filter(|i| !is_key(i)).collect();
-        Ok(TableSchema { id: self.id, name, fields, primary_key, shard_key_len, options, non_key })
+        let non_key: Vec<usize> = (0..fields.len()).filter(|i| !is_key(i)).collect();
+        let roles = (0..fields.len())
+            .map(|i| match primary_key.iter().position(|k| k.field == i) {
+                Some(position) => FieldRole::Key(position),
+                None => FieldRole::Slot(non_key.iter().position(|&f| f == i).unwrap_or_default()),
+            })
+            .collect();
+        let (id, key) = (self.id, primary_key);
+        Ok(TableSchema {
+            id,
+            name,
+            fields,
+            primary_key: key,
+            shard_key_len,
+            options,
+            non_key,
+            roles,
+        })
     }
 
     fn fields(&self, table: &Name) -> TableResult<Vec<Field>> {

@@ -143,7 +143,7 @@ impl<D: Disk> TableStore<D> {
         let t = self.table(table)?;
         let schema = t.schema();
         check_select(schema, select)?;
-        let key_values = primary_key_values(schema, key, false)?;
+        let key_values = primary_key_values(schema, key)?;
         let key = encode_primary_key_refs(schema, &key_values)?;
         let Some(value) = self.store.get(&key).await? else { return Ok(None) };
         let stored = StoredRow::decode(schema, &value.value)?;

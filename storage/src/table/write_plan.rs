@@ -12,12 +12,11 @@ use crate::store::BatchOp;
 use crate::table::catalog::CatalogTable;
 use crate::table::error::{TableError, TableResult};
 use crate::table::key::{
-    decode_primary_key, encode_primary_key_named, encode_primary_key_refs, primary_key_values,
-    shard_key_prefix_len,
+    decode_primary_key, encode_primary_key_named, encode_primary_key_refs, shard_key_prefix_len,
 };
 use crate::table::limits::{DURATION_SECONDS_MAX, ROW_BYTES_MAX};
 use crate::table::request::*;
-use crate::table::row::{decode_row, encode_row, merge_row, row_slots, FieldRef};
+use crate::table::row::{decode_row, decode_row_into, encode_row, merge_row, split_row, FieldRef};
 use crate::table::schema::TableSchema;
 use crate::table::stored_row::{StoredRow, StoredVersion};
 use crate::table::token::TokenSource;
@@ -68,8 +67,8 @@ pub(crate) fn prepare<'a>(
     let schema = table.schema();
     let (key, put_row) = match op.kind {
         WriteKind::Put { row } => {
-            let key = encode_primary_key_refs(schema, &primary_key_values(schema, row, true)?)?;
-            let values = row_slots(schema, row)?;
+            let (key_values, values) = split_row(schema, row)?;
+            let key = encode_primary_key_refs(schema, &key_values)?;
             (key, Some(encode_row(schema, table.schema_version(), &values)?))
         }
         WriteKind::Update { key, set } => {
@@ -240,25 +239,24 @@ pub(crate) fn table_row(
     if picked.peek().is_none() {
         return Ok(None);
     }
-    // The key values: the request's when it gave them (a get), else decoded from the key.
-    let decoded;
-    let key_values: Vec<&Value> = match key_values {
-        Some(values) => values.to_vec(),
+    // The key fields: the request's values when it gave them (a get), else decoded from the key.
+    let mut key_fields: Vec<Option<Value>> = vec![None; schema.fields().len()];
+    match key_values {
+        Some(values) => {
+            for (k, value) in schema.primary_key().iter().zip(values) {
+                key_fields[k.field] = Some((*value).clone());
+            }
+        }
         None => {
-            decoded = decode_primary_key(schema, key)?;
-            decoded.iter().collect()
+            for (k, value) in schema.primary_key().iter().zip(decode_primary_key(schema, key)?) {
+                key_fields[k.field] = Some(value);
+            }
         }
-    };
-    let non_key = schema.non_key_fields();
-    let mut versions = Vec::new();
+    }
+    let mut versions = Vec::with_capacity(1);
     for v in picked {
-        let mut fields: Vec<Option<Value>> = vec![None; schema.fields().len()];
-        for (k, value) in schema.primary_key().iter().zip(&key_values) {
-            fields[k.field] = Some((*value).clone());
-        }
-        for (slot, value) in non_key.iter().zip(decode_row(schema, v.row)?.values) {
-            fields[*slot] = value;
-        }
+        let mut fields = key_fields.clone();
+        decode_row_into(schema, v.row, &mut fields)?;
         versions.push(RowVersion { version: v.version, expiry_ms: v.expiry_ms, fields });
     }
     if versions.is_empty() {

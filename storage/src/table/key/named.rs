@@ -13,18 +13,16 @@ pub fn encode_primary_key_named(
     schema: &TableSchema,
     pairs: &[(&str, Value)],
 ) -> TableResult<Vec<u8>> {
-    encode_values(schema, primary_key_values(schema, pairs, false)?.into_iter())
+    encode_values(schema, primary_key_values(schema, pairs)?.into_iter())
 }
 
 /// The values of a full primary key given by field name, in primary key order; every key field
-/// must be present. With `skip_non_key`, pairs naming non-key fields are skipped (the pairs are a
-/// whole row); otherwise they are refused.
+/// must be present.
 pub fn primary_key_values<'v>(
     schema: &TableSchema,
     pairs: &'v [(&str, Value)],
-    skip_non_key: bool,
 ) -> TableResult<Vec<&'v Value>> {
-    let slots = slots(schema, pairs, skip_non_key)?;
+    let slots = slots(schema, pairs)?;
     let fields = schema.primary_key().len();
     if let Some(missing) = (0..fields).find(|&p| slots[p].is_none()) {
         let (table, field) = (table(schema), schema.key_field(missing).name().to_string());
@@ -48,7 +46,7 @@ pub fn partial_key_values<'v>(
     schema: &TableSchema,
     pairs: &'v [(&str, Value)],
 ) -> TableResult<Vec<&'v Value>> {
-    let slots = slots(schema, pairs, false)?;
+    let slots = slots(schema, pairs)?;
     let given = slots.iter().take_while(|s| s.is_some()).count();
     if let Some(skipped_to) = (given..schema.primary_key().len()).find(|&p| slots[p].is_some()) {
         return Err(TableError::PartialKeyNotPrefix {
@@ -64,15 +62,10 @@ pub fn partial_key_values<'v>(
 fn slots<'a>(
     schema: &TableSchema,
     pairs: &'a [(&str, Value)],
-    skip_non_key: bool,
 ) -> TableResult<[Option<&'a Value>; PRIMARY_KEY_FIELDS_MAX]> {
     let mut slots = [None; PRIMARY_KEY_FIELDS_MAX];
     for (name, value) in pairs {
-        let position = match position(schema, name) {
-            Ok(position) => position,
-            Err(TableError::NotAKeyField { .. }) if skip_non_key => continue,
-            Err(e) => return Err(e),
-        };
+        let position = position(schema, name)?;
         if slots[position].replace(value).is_some() {
             return Err(TableError::DuplicateKeyValue {
                 table: table(schema),
