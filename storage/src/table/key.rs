@@ -99,14 +99,21 @@ pub fn decode_primary_key(schema: &TableSchema, key: &[u8]) -> TableResult<Vec<V
 /// Encodes a leading prefix of key values (in key order) after the table prefix.
 fn encode_values<'a>(
     schema: &TableSchema,
-    values: impl ExactSizeIterator<Item = &'a Value>,
+    values: impl ExactSizeIterator<Item = &'a Value> + Clone,
 ) -> TableResult<Vec<u8>> {
     let fields = schema.primary_key().len();
     if values.len() > fields {
         let (table, given) = (schema.name().to_string(), values.len());
         return Err(TableError::TooManyKeyValues { table, given, fields });
     }
-    let mut out = Vec::with_capacity(TABLE_PREFIX_BYTES + 16 * values.len());
+    // Room for every field without growing (fixed widths, or bytes plus escapes and end mark),
+    // never more than the largest key: a value over the limit is refused below, unallocated.
+    let size = |v: &Value| match v {
+        Value::String(s) => s.len() + s.len() / 8 + 2,
+        Value::Binary(b) => b.len() + b.len() / 8 + 2,
+        _ => 9,
+    };
+    let mut out = Vec::with_capacity(TABLE_PREFIX_BYTES + values.clone().map(size).sum::<usize>());
     out.extend_from_slice(&table_prefix(schema.id()));
     for (position, value) in values.enumerate() {
         encode_key_value(&mut out, schema, position, value)?;

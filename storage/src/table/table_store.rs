@@ -193,7 +193,7 @@ impl<D: Disk> TableStore<D> {
         let now = self.store.now_ms();
         let p = prepare(&t, op, now)?;
         if !p.needs_read(t.schema()) {
-            return self.write_blind(&t, &p, now, durability).await;
+            return self.write_blind(&t, p, now, durability).await;
         }
         match self.read_modify_write(&t, std::slice::from_ref(&p), false, durability).await? {
             ExecuteOutcome::Done(mut outcomes) => Ok(outcomes.pop().expect("one outcome per op")),
@@ -221,7 +221,7 @@ impl<D: Disk> TableStore<D> {
     async fn write_blind(
         &self,
         t: &CatalogTable,
-        p: &Prepared<'_>,
+        p: Prepared<'_>,
         now: u64,
         durability: Durability,
     ) -> OpResult<WriteOutcome> {
@@ -229,7 +229,7 @@ impl<D: Disk> TableStore<D> {
             let existed = self.store.delete(&p.key, durability).await?;
             return Ok(WriteOutcome::Deleted { existed });
         }
-        let row = p.put_row.clone().expect("prepare encodes a put's row");
+        let row = p.put_row.expect("prepare encodes a put's row");
         let new = crate::table::stored_row::StoredVersion {
             version: p.version,
             expiry_ms: p.expiry_ms,
