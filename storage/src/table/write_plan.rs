@@ -254,8 +254,13 @@ pub(crate) fn table_row(
         }
     }
     let mut versions = Vec::with_capacity(1);
-    for v in picked {
-        let mut fields = key_fields.clone();
+    while let Some(v) = picked.next() {
+        // The last version picked takes the key fields; earlier ones get a copy.
+        let mut fields = if picked.peek().is_some() {
+            key_fields.clone()
+        } else {
+            std::mem::take(&mut key_fields)
+        };
         decode_row_into(schema, v.row, &mut fields)?;
         versions.push(RowVersion { version: v.version, expiry_ms: v.expiry_ms, fields });
     }
