@@ -1,4 +1,9 @@
 //! ringstore-net: the binary protocol (frames, messages) and the client library shared by
 //! `ringstore-cli`, `ringstore-load` and the end-to-end tests.
 //!
-//! Empty until the node issue lands; the crate exists so the workspace has its final shape.
+//! So far: the frame header ([`frame`]); the message bodies, the connection handling and the
+//! client come with the rest of the node issue. `docs/PROTOCOL.md` is the byte-level reference.
+
+pub mod frame;
+
+pub use frame::{FrameError, FrameHeader, Header, Opcode};
