@@ -112,17 +112,10 @@ pub(crate) fn plan(
             (Some(row), Some(v)) => Some(CurrentRow {
                 token: RowToken(row.token),
                 version: v.version,
-                row: if p.op.return_row {
-                    Some(
-                        table_row(schema, &p.key, None, row, VersionSelect::Newest, now_ms)?
-                            .ok_or_else(|| TableError::CorruptRow {
-                                table: table_name(schema),
-                                offset: 0,
-                                what: "row vanished",
-                            })?,
-                    )
-                } else {
-                    None
+                // Some whenever asked: the newest unexpired version is always picked.
+                row: match p.op.return_row {
+                    true => table_row(schema, &p.key, None, row, VersionSelect::Newest, now_ms)?,
+                    false => None,
                 },
             }),
             _ => None,
