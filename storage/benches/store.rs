@@ -20,13 +20,16 @@
 //! when the chosen phase's measured loop starts and `disable` when it ends, so a profile shows that
 //! loop and not the load (see `perf/profile-storage-bench.sh`).
 
+mod bench_env;
+
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
+use bench_env::{bench_dir, filesystem_of, machine_line};
 use clap::{Parser, ValueEnum};
 use hdrhistogram::Histogram;
 use rand::rngs::SmallRng;
@@ -58,7 +61,7 @@ const TARGET_HIT_OPS_PER_SEC: f64 = 2_000_000.0;
 const TARGET_INDEX_OVERHEAD_BYTES_PER_KEY: f64 = 32.0;
 const TARGET_RECOVERY_SECS: f64 = 0.5;
 
-type BenchResult<T> = Result<T, String>;
+use bench_env::BenchResult;
 
 #[derive(Parser, Debug, Clone)]
 #[command(about = "ringstore storage engine benchmark (one shard, in process)")]
@@ -133,7 +136,7 @@ fn main() {
 
 fn run_bench(args: Args) -> BenchResult<()> {
     check_args(&args)?;
-    let (dir, _guard) = bench_dir(args.dir.as_deref())?;
+    let (dir, _guard) = bench_dir(args.dir.as_deref(), "ringstore-bench-")?;
     let fs = filesystem_of(&dir)?;
     if fs.fstype == "tmpfs" || fs.fstype == "ramfs" {
         return Err(format!(
@@ -982,105 +985,4 @@ fn store_notes(b: &mut Bench, s: &StoreStats) {
         c.corrupt_reads,
         s.poisoned.as_deref().unwrap_or("no"),
     ));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Where the store lives, and what machine this is
-// ---------------------------------------------------------------------------------------------
-
-/// The store's parent directory and, for the default, the guard that deletes it at the end.
-fn bench_dir(dir: Option<&Path>) -> BenchResult<(PathBuf, Option<tempfile::TempDir>)> {
-    if let Some(dir) = dir {
-        let empty = std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(true);
-        if !empty {
-            return Err(format!("--dir {} is not empty", dir.display()));
-        }
-        std::fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
-        return Ok((dir.to_path_buf(), None));
-    }
-    let parent = default_parent();
-    std::fs::create_dir_all(&parent).map_err(|e| format!("create {}: {e}", parent.display()))?;
-    let tmp = tempfile::Builder::new()
-        .prefix("ringstore-bench-")
-        .tempdir_in(&parent)
-        .map_err(|e| format!("tempdir in {}: {e}", parent.display()))?;
-    Ok((tmp.path().to_path_buf(), Some(tmp)))
-}
-
-/// `<target dir>/bench-tmp`, found from this executable's path (`<target>/<profile>/deps/store-*`),
-/// so the data sits on the same disk as the build rather than on a possibly memory-backed /tmp.
-fn default_parent() -> PathBuf {
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.ancestors().nth(3).map(Path::to_path_buf))
-        .unwrap_or_else(std::env::temp_dir)
-        .join("bench-tmp")
-}
-
-struct Filesystem {
-    device: String,
-    fstype: String,
-}
-
-/// The mount holding `dir`, from the longest matching mount point in /proc/mounts.
-fn filesystem_of(dir: &Path) -> BenchResult<Filesystem> {
-    let dir = dir.canonicalize().map_err(|e| format!("canonicalize {}: {e}", dir.display()))?;
-    let mounts =
-        std::fs::read_to_string("/proc/mounts").map_err(|e| format!("read /proc/mounts: {e}"))?;
-    mounts
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (f.len() >= 3 && dir.starts_with(f[1]))
-                .then(|| (f[1].len(), f[0].to_string(), f[2].to_string()))
-        })
-        .max_by_key(|(len, _, _)| *len)
-        .map(|(_, device, fstype)| Filesystem { device, fstype })
-        .ok_or_else(|| format!("no mount holds {}", dir.display()))
-}
-
-fn machine_line() -> String {
-    let nproc = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let load1 = loadavg.split_whitespace().next().unwrap_or("?");
-    format!(
-        "machine: nproc {nproc} | kernel {} | date {} | loadavg (1 min) at start {load1} | source {}",
-        kernel.trim(),
-        utc_now(),
-        source_revision()
-    )
-}
-
-/// The workspace's git revision (`+dirty` with uncommitted changes), or "unknown".
-fn source_revision() -> String {
-    std::process::Command::new("git")
-        .args(["-C", env!("CARGO_MANIFEST_DIR"), "describe", "--always", "--dirty=+dirty"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".into())
-}
-
-/// The current UTC time as `YYYY-MM-DD HH:MM UTC`.
-fn utc_now() -> String {
-    let secs = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO).as_secs();
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02} UTC", rem / 3600, rem % 3600 / 60)
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
