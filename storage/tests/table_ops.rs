@@ -661,3 +661,27 @@ fn rows_catalog_and_tokens_survive_restart() {
         ts.close().await.unwrap();
     });
 }
+
+/// A DDL statement whose catalog write fails leaves the catalog poisoned: later DDL is refused
+/// (the file may hold either version) until the store is opened again, and the failed CREATE's
+/// table is not visible.
+#[test]
+fn failed_catalog_write_refuses_later_ddl_until_reopen() {
+    run(|| async move {
+        let (disk, clock) = (sim(14), ManualClock::new(T0_MS));
+        let ts = open_tables(&disk, &clock).await.unwrap();
+        disk.fail_next(ringstore_storage::disk::sim::SimOp::Fsync);
+        let e = ts.ddl(READINGS).await.unwrap_err();
+        assert_eq!(e.code(), 503, "{e}");
+        assert_eq!(ts.table("readings").unwrap_err().code(), 201);
+        let e = ts.ddl(LOG).await.unwrap_err();
+        assert_eq!(e.code(), 503, "{e}");
+        assert!(e.to_string().contains("poison") || e.to_string().contains("failed"), "{e}");
+        ts.close().await.unwrap();
+
+        let ts = open_tables(&disk, &clock).await.unwrap();
+        ts.ddl(LOG).await.unwrap();
+        assert!(ts.table("log").is_ok());
+        ts.close().await.unwrap();
+    });
+}

@@ -94,11 +94,14 @@ impl<D: Disk> TableStore<D> {
         let _permit = self.ddl_lock.acquire_permit(1).await.map_err(|_| crate::Error::Closed)?;
         let mut outcomes = Vec::with_capacity(statements.len());
         for statement in &statements {
-            // Applied to a copy (the catalog is not borrowed across the file write), then swapped in.
+            // Applied to a copy (the catalog is not borrowed across the file write), then swapped
+            // in either way: after a failure the copy is unchanged, and poisoned if the file
+            // write failed, which later DDL must see.
             let mut next = self.catalog.borrow().clone();
-            let outcome = next.apply(self.store.disk(), self.store.dir(), statement).await?;
-            *self.tables.borrow_mut() = Tables::of(&next);
+            let result = next.apply(self.store.disk(), self.store.dir(), statement).await;
             *self.catalog.borrow_mut() = next;
+            let outcome = result?;
+            *self.tables.borrow_mut() = Tables::of(&self.catalog.borrow());
             if let Outcome::Dropped { id } = outcome {
                 self.delete_table_rows(id).await?;
             }
