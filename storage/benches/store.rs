@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Instant;
 
-use bench_env::{bench_dir, filesystem_of, machine_line};
+use bench_env::{block_device_dir, machine_line};
 use clap::{Parser, ValueEnum};
 use hdrhistogram::Histogram;
 use rand::rngs::SmallRng;
@@ -136,15 +136,7 @@ fn main() {
 
 fn run_bench(args: Args) -> BenchResult<()> {
     check_args(&args)?;
-    let (dir, _guard) = bench_dir(args.dir.as_deref(), "ringstore-bench-")?;
-    let fs = filesystem_of(&dir)?;
-    if fs.fstype == "tmpfs" || fs.fstype == "ramfs" {
-        return Err(format!(
-            "{} is on {}; O_DIRECT needs a block device: pass --dir",
-            dir.display(),
-            fs.fstype
-        ));
-    }
+    let (dir, fs, _guard) = block_device_dir(args.dir.as_deref(), "ringstore-bench-")?;
     let machine = machine_line();
     let config_line = format!(
         "keys {} | key {} B | value {} B | writers {} | readers {} | seed {} | dir on {} ({})",

@@ -45,7 +45,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Instant;
 
-use bench_env::{bench_dir, filesystem_of, machine_line};
+use bench_env::{block_device_dir, machine_line};
 use clap::{Parser, ValueEnum};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
@@ -180,15 +180,7 @@ fn main() {
 
 fn run_bench(args: Args) -> BenchResult<()> {
     check_args(&args)?;
-    let (dir, _guard) = bench_dir(args.dir.as_deref(), "ringstore-table-bench-")?;
-    let fs = filesystem_of(&dir)?;
-    if fs.fstype == "tmpfs" || fs.fstype == "ramfs" {
-        return Err(format!(
-            "{} is on {}; O_DIRECT needs a block device: pass --dir",
-            dir.display(),
-            fs.fstype
-        ));
-    }
+    let (dir, fs, _guard) = block_device_dir(args.dir.as_deref(), "ringstore-table-bench-")?;
     let machine = machine_line();
     let store_dir = dir.join("shard-0");
     let bench_args = args.clone();
@@ -341,8 +333,8 @@ fn run_micro(b: &mut Bench) -> BenchResult<()> {
         "micro: {} rounds x {} calls per benchmark ...",
         b.args.micro_rounds, b.args.micro_ops
     );
-    micro_products(b)?;
-    micro_events(b)?;
+    micro_table(b, b.products.clone(), &PRODUCTS_INPUTS)?;
+    micro_table(b, b.events.clone(), &EVENTS_INPUTS)?;
     micro_request_build(b);
     Ok(())
 }
@@ -359,36 +351,42 @@ fn lengths<B: AsRef<[u8]>>(items: &[B]) -> String {
     }
 }
 
-fn micro_products(b: &mut Bench) -> BenchResult<()> {
-    let table = b.products.clone();
-    let (schema, version) = (table.schema(), table.schema_version());
-    let n = MICRO_INPUTS as u32;
-    let values: Vec<[Value; 3]> = (0..n).map(product_key_values).collect();
-    let named: Vec<[(&str, Value); 3]> = (0..n).map(product_key_pairs).collect();
-    let keys = values
-        .iter()
-        .map(|v| encode_primary_key(schema, v))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("encode products key: {e}"))?;
-    let rows: Vec<Vec<Option<Value>>> = (0..n).map(product_row_values).collect();
-    micro_keys(b, PRODUCTS, &table, &values, &named, &keys)?;
-    micro_rows(b, PRODUCTS, schema, version, &rows)
+/// Generators of one table's micro-benchmark inputs, by input number.
+struct MicroInputs {
+    name: &'static str,
+    key_values: fn(u32) -> [Value; 3],
+    key_pairs: fn(u32) -> [(&'static str, Value); 3],
+    row_values: fn(u32) -> Vec<Option<Value>>,
 }
 
-fn micro_events(b: &mut Bench) -> BenchResult<()> {
-    let table = b.events.clone();
+const PRODUCTS_INPUTS: MicroInputs = MicroInputs {
+    name: PRODUCTS,
+    key_values: product_key_values,
+    key_pairs: product_key_pairs,
+    row_values: product_row_values,
+};
+
+const EVENTS_INPUTS: MicroInputs = MicroInputs {
+    name: EVENTS,
+    key_values: event_key_values,
+    key_pairs: event_key_pairs,
+    row_values: event_row_values,
+};
+
+/// The key and row benchmarks of one table.
+fn micro_table(b: &mut Bench, table: Rc<CatalogTable>, inputs: &MicroInputs) -> BenchResult<()> {
     let (schema, version) = (table.schema(), table.schema_version());
     let n = MICRO_INPUTS as u32;
-    let values: Vec<[Value; 3]> = (0..n).map(event_key_values).collect();
-    let named: Vec<[(&str, Value); 3]> = (0..n).map(event_key_pairs).collect();
+    let values: Vec<[Value; 3]> = (0..n).map(inputs.key_values).collect();
+    let named: Vec<[(&str, Value); 3]> = (0..n).map(inputs.key_pairs).collect();
     let keys = values
         .iter()
         .map(|v| encode_primary_key(schema, v))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("encode events key: {e}"))?;
-    let rows: Vec<Vec<Option<Value>>> = (0..n).map(event_row_values).collect();
-    micro_keys(b, EVENTS, &table, &values, &named, &keys)?;
-    micro_rows(b, EVENTS, schema, version, &rows)
+        .map_err(|e| format!("encode {} key: {e}", inputs.name))?;
+    let rows: Vec<Vec<Option<Value>>> = (0..n).map(inputs.row_values).collect();
+    micro_keys(b, inputs.name, &table, &values, &named, &keys)?;
+    micro_rows(b, inputs.name, schema, version, &rows)
 }
 
 /// The three key benchmarks of one table; checks first that the inputs round-trip.

@@ -26,6 +26,12 @@ use crate::{Error, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stamp(Option<u64>);
 
+impl Stamp {
+    fn of(index: &crate::index::Index, key: &[u8]) -> Stamp {
+        Stamp(index.get(key).map(|e| e.location().to_raw()))
+    }
+}
+
 /// What [`Store::delete_range`] did.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DeleteRangeReport {
@@ -39,7 +45,7 @@ pub struct DeleteRangeReport {
 impl<D: Disk> Store<D> {
     /// The stamp of `key`'s current record.
     pub fn stamp(&self, key: &[u8]) -> Stamp {
-        Stamp(self.shared.state.borrow().index.get(key).map(|e| e.location().to_raw()))
+        Stamp::of(&self.shared.state.borrow().index, key)
     }
 
     /// [`Store::get`] together with the stamp taken just before the read: if the stamp still
@@ -61,9 +67,7 @@ impl<D: Disk> Store<D> {
         let now = self.shared.clock.now_ms();
         let ops = validate_batch(ops, now)?;
         let unchanged = |st: &crate::state::State<D>| {
-            expect.iter().all(|(key, stamp)| {
-                Stamp(st.index.get(key).map(|e| e.location().to_raw())) == *stamp
-            })
+            expect.iter().all(|(key, stamp)| Stamp::of(&st.index, key) == *stamp)
         };
         let lsn = self.write_if(&ops, durability, unchanged).await?;
         Ok(lsn.map(|lsn| WriteReceipt { lsn, version: now }))

@@ -8,6 +8,24 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub type BenchResult<T> = Result<T, String>;
 
+/// The store's parent directory (see [`bench_dir`]), its filesystem, and the guard; refused on
+/// a memory filesystem, where O_DIRECT does not work.
+pub fn block_device_dir(
+    dir: Option<&Path>,
+    prefix: &str,
+) -> BenchResult<(PathBuf, Filesystem, Option<tempfile::TempDir>)> {
+    let (dir, guard) = bench_dir(dir, prefix)?;
+    let fs = filesystem_of(&dir)?;
+    if fs.fstype == "tmpfs" || fs.fstype == "ramfs" {
+        return Err(format!(
+            "{} is on {}; O_DIRECT needs a block device: pass --dir",
+            dir.display(),
+            fs.fstype
+        ));
+    }
+    Ok((dir, fs, guard))
+}
+
 /// The store's parent directory and, for the default, the guard that deletes it at the end.
 pub fn bench_dir(
     dir: Option<&Path>,
