@@ -1,12 +1,21 @@
 //! ringstore-net: the binary protocol (frames, messages) and the client library shared by
 //! `ringstore-cli`, `ringstore-load` and the end-to-end tests.
 //!
-//! So far: the frame header ([`frame`]) and the body encoding of typed values ([`wire`]); the
-//! request and response messages, the connection handling and the
-//! client come with the rest of the node issue. `docs/PROTOCOL.md` is the byte-level reference.
+//! - [`frame`]: the 32-byte frame header.
+//! - [`wire`]: the body encoding of integers, names, text, bytes and typed values.
+//! - [`fields`]: fields lists checked once and read in place.
+//! - [`request`] / [`response`]: the message of every opcode, both directions.
+//!
+//! `docs/PROTOCOL.md` is the byte-level reference.
 
+pub mod fields;
 pub mod frame;
+pub mod request;
+pub mod response;
 pub mod wire;
 
+pub use fields::{FieldList, FieldsBuf};
 pub use frame::{FrameError, FrameHeader, Header, Opcode};
+pub use request::{Request, WriteBody, WriteOptions};
+pub use response::{ErrorReply, Rows, ShardStats, Topology};
 pub use wire::{Reader, ValueRef, WireError, Writer};

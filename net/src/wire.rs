@@ -116,6 +116,11 @@ impl<'a> Reader<'a> {
         self.pos
     }
 
+    /// Bytes not read yet.
+    pub fn left(&self) -> usize {
+        self.body.len() - self.pos
+    }
+
     /// `n` bytes, borrowed; fails (without allocating) if fewer are left.
     pub fn take(&mut self, n: usize, what: &'static str) -> WireResult<&'a [u8]> {
         let left = self.body.len() - self.pos;
@@ -214,7 +219,7 @@ impl<'a> Reader<'a> {
 }
 
 /// Appends body items to a buffer.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, PartialEq)]
 pub struct Writer {
     pub buf: Vec<u8>,
 }

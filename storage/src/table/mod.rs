@@ -30,7 +30,9 @@ pub mod types;
 pub mod value;
 mod write_plan;
 
-pub use catalog::{Catalog, CatalogError, CatalogTable, Outcome};
+pub use catalog::{
+    decode_table_record, encode_table_record, Catalog, CatalogError, CatalogTable, Outcome,
+};
 pub use error::{NameRole, TableError, TableResult};
 pub use key::{
     decode_primary_key, encode_partial_key, encode_partial_key_named, encode_primary_key,

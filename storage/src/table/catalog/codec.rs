@@ -50,6 +50,24 @@ pub fn encode(catalog: &Catalog) -> Vec<u8> {
     out
 }
 
+/// One table record (the catalog body's unit, `docs/FORMAT.md` "Catalog file"), also the body
+/// of the protocol's Describe response.
+pub fn encode_table_record(table: &CatalogTable) -> Vec<u8> {
+    let mut out = Vec::new();
+    encode_table(&mut out, table);
+    out
+}
+
+/// Decodes and checks exactly one table record (no bytes may follow it).
+pub fn decode_table_record(bytes: &[u8]) -> Result<CatalogTable, String> {
+    let mut r = Reader { bytes, pos: 0 };
+    let table = decode_table(&mut r)?;
+    if r.pos != bytes.len() {
+        return Err(format!("{} bytes after the table record", bytes.len() - r.pos));
+    }
+    Ok(table)
+}
+
 fn encode_table(out: &mut Vec<u8>, table: &CatalogTable) {
     let schema = &table.schema;
     let options = schema.options();

@@ -17,7 +17,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::table::atomic_file::{self, AtomicFile};
-pub use codec::{CATALOG_FORMAT_VERSION, CATALOG_HEADER_BYTES, CATALOG_MAGIC};
+pub use codec::{
+    decode_table_record, encode_table_record, CATALOG_FORMAT_VERSION, CATALOG_HEADER_BYTES,
+    CATALOG_MAGIC,
+};
 
 pub const CATALOG_FILE: &str = "catalog";
 pub const CATALOG_TMP_FILE: &str = "catalog.tmp";
@@ -70,6 +73,11 @@ pub struct CatalogTable {
 }
 
 impl CatalogTable {
+    /// A table as a client knows it (from a Describe response, say); the catalog makes its own.
+    pub fn new(schema: TableSchema, schema_version: u32) -> CatalogTable {
+        CatalogTable { schema, schema_version }
+    }
+
     pub fn schema(&self) -> &TableSchema {
         &self.schema
     }

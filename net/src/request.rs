@@ -1,0 +1,613 @@
+//! Request messages: the body of each request opcode, decoded in place from the receive buffer
+//! ([`Request::decode`]) and encoded by clients ([`Request::encode`]). `docs/PROTOCOL.md`
+//! ("Requests") is the byte-level reference; this file and that section change together.
+//!
+//! Decoding allocates nothing for Get, Put, Update, Delete, MultiGet, MultiDelete and Scan: names,
+//! keys and rows stay borrowed ([`FieldList`]). Execute collects its operations in a vector.
+
+use ringstore_storage::table::{Condition, RowToken, VersionSelect};
+use ringstore_storage::Durability;
+
+use crate::fields::FieldList;
+use crate::frame::{Flags, Opcode};
+use crate::wire::{Reader, ValueRef, WireError, WireResult, Writer};
+
+/// Most operations in one Execute request (the table layer's batch limit is the same).
+pub const EXECUTE_OPS_MAX: usize = 1000;
+
+/// Option bits of a write (`WriteOptions::write`).
+const OPT_VERSION: u8 = 1 << 0;
+const OPT_TTL: u8 = 1 << 1;
+const OPT_RETURN_ROW: u8 = 1 << 2;
+
+/// Flag bits of a range request.
+const RANGE_REVERSE: u8 = 1 << 0;
+const RANGE_ALLOW_FULL_SCAN: u8 = 1 << 1;
+
+/// Bits of a range's bounds.
+const BOUND_START: u8 = 1 << 0;
+const BOUND_START_INCLUSIVE: u8 = 1 << 1;
+const BOUND_END: u8 = 1 << 2;
+const BOUND_END_INCLUSIVE: u8 = 1 << 3;
+/// A range on a field follows (its name, then the present bounds).
+const BOUND_FIELD: u8 = 1 << 4;
+const BOUND_BITS: u8 =
+    BOUND_START | BOUND_START_INCLUSIVE | BOUND_END | BOUND_END_INCLUSIVE | BOUND_FIELD;
+
+/// The condition, version, TTL and return-row flag of a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WriteOptions {
+    pub condition: Condition,
+    /// Client version (ms since the epoch); the shard's clock when None.
+    pub version: Option<u64>,
+    /// Per-row TTL overriding the table's.
+    pub ttl_seconds: Option<u64>,
+    /// On a failed condition, also return the current row.
+    pub return_row: bool,
+}
+
+/// What a write does (the body of Put, Update and Delete; one operation of Execute).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WriteBody<'a> {
+    Put {
+        row: FieldList<'a>,
+    },
+    /// `set`: NULL clears a field.
+    Update {
+        key: FieldList<'a>,
+        set: FieldList<'a>,
+    },
+    Delete {
+        key: FieldList<'a>,
+    },
+}
+
+impl<'a> WriteBody<'a> {
+    pub fn opcode(&self) -> Opcode {
+        match self {
+            WriteBody::Put { .. } => Opcode::Put,
+            WriteBody::Update { .. } => Opcode::Update,
+            WriteBody::Delete { .. } => Opcode::Delete,
+        }
+    }
+
+    /// The fields that hold the key (a put's row holds its key fields).
+    pub fn key(&self) -> FieldList<'a> {
+        match *self {
+            WriteBody::Put { row } => row,
+            WriteBody::Update { key, .. } | WriteBody::Delete { key } => key,
+        }
+    }
+}
+
+/// One end of a range on a key field.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bound<'a> {
+    pub value: ValueRef<'a>,
+    pub inclusive: bool,
+}
+
+/// The body of MultiGet, MultiDelete and Scan.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RangeBody<'a> {
+    /// A leading prefix of the primary key.
+    pub key: FieldList<'a>,
+    /// The key field after `key` the range is on, and the range; None: no range.
+    pub range: Option<(&'a str, Option<Bound<'a>>, Option<Bound<'a>>)>,
+    pub reverse: bool,
+    pub allow_full_scan: bool,
+    /// Rows per page (the table layer checks the bounds).
+    pub limit: u32,
+    /// The previous page's resume token.
+    pub resume: Option<&'a [u8]>,
+    /// Reads only.
+    pub versions: VersionSelect,
+}
+
+impl<'a> RangeBody<'a> {
+    /// Every row under `key`, forward, `limit` rows per page.
+    pub fn new(key: FieldList<'a>, limit: u32) -> RangeBody<'a> {
+        RangeBody {
+            key,
+            range: None,
+            reverse: false,
+            allow_full_scan: false,
+            limit,
+            resume: None,
+            versions: VersionSelect::Newest,
+        }
+    }
+}
+
+/// A decoded request body.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request<'a> {
+    Ping,
+    Hello,
+    Stats,
+    Ddl {
+        text: &'a str,
+    },
+    Describe {
+        table: &'a str,
+    },
+    Get {
+        table: &'a str,
+        key: FieldList<'a>,
+        versions: VersionSelect,
+    },
+    /// Put, Update or Delete (the opcode is the body's kind).
+    Write {
+        table: &'a str,
+        body: WriteBody<'a>,
+        options: WriteOptions,
+    },
+    Execute {
+        table: &'a str,
+        abort_on_failure: bool,
+        ops: Vec<(WriteBody<'a>, WriteOptions)>,
+    },
+    MultiGet {
+        table: &'a str,
+        range: RangeBody<'a>,
+    },
+    MultiDelete {
+        table: &'a str,
+        range: RangeBody<'a>,
+    },
+    Scan {
+        table: &'a str,
+        range: RangeBody<'a>,
+    },
+}
+
+impl<'a> Request<'a> {
+    pub fn opcode(&self) -> Opcode {
+        match self {
+            Request::Ping => Opcode::Ping,
+            Request::Hello => Opcode::Hello,
+            Request::Stats => Opcode::Stats,
+            Request::Ddl { .. } => Opcode::Ddl,
+            Request::Describe { .. } => Opcode::Describe,
+            Request::Get { .. } => Opcode::Get,
+            Request::Write { body, .. } => body.opcode(),
+            Request::Execute { .. } => Opcode::Execute,
+            Request::MultiGet { .. } => Opcode::MultiGet,
+            Request::MultiDelete { .. } => Opcode::MultiDelete,
+            Request::Scan { .. } => Opcode::Scan,
+        }
+    }
+
+    /// The table a data request names.
+    pub fn table(&self) -> Option<&'a str> {
+        match *self {
+            Request::Get { table, .. }
+            | Request::Write { table, .. }
+            | Request::Execute { table, .. }
+            | Request::MultiGet { table, .. }
+            | Request::MultiDelete { table, .. }
+            | Request::Scan { table, .. } => Some(table),
+            Request::Describe { table } => Some(table),
+            _ => None,
+        }
+    }
+
+    /// Decodes the body of a request with opcode `opcode`; every byte must be used.
+    pub fn decode(opcode: Opcode, body: &'a [u8]) -> WireResult<Request<'a>> {
+        let mut r = Reader::new(body);
+        let req = match opcode {
+            Opcode::Ping => Request::Ping,
+            Opcode::Hello => Request::Hello,
+            Opcode::Stats => Request::Stats,
+            Opcode::Ddl => Request::Ddl { text: r.text("DDL text")? },
+            Opcode::Describe => Request::Describe { table: r.name("table")? },
+            Opcode::Get => Request::Get {
+                table: r.name("table")?,
+                key: FieldList::read(&mut r)?,
+                versions: read_versions(&mut r)?,
+            },
+            Opcode::Put | Opcode::Update | Opcode::Delete => {
+                let table = r.name("table")?;
+                let body = read_write_body(&mut r, opcode)?;
+                Request::Write { table, body, options: read_write_options(&mut r)? }
+            }
+            Opcode::Execute => read_execute(&mut r)?,
+            Opcode::MultiGet => {
+                Request::MultiGet { table: r.name("table")?, range: read_range(&mut r)? }
+            }
+            Opcode::MultiDelete => {
+                Request::MultiDelete { table: r.name("table")?, range: read_range(&mut r)? }
+            }
+            Opcode::Scan => Request::Scan { table: r.name("table")?, range: read_range(&mut r)? },
+        };
+        r.finish()?;
+        Ok(req)
+    }
+
+    /// Appends the body to `w`.
+    pub fn encode(&self, w: &mut Writer) {
+        match self {
+            Request::Ping | Request::Hello | Request::Stats => {}
+            Request::Ddl { text } => w.bytes(text.as_bytes()),
+            Request::Describe { table } => w.name(table),
+            Request::Get { table, key, versions } => {
+                w.name(table);
+                key.write(w);
+                write_versions(w, *versions);
+            }
+            Request::Write { table, body, options } => {
+                w.name(table);
+                write_write_body(w, body);
+                write_write_options(w, options);
+            }
+            Request::Execute { table, abort_on_failure, ops } => {
+                w.name(table);
+                w.u8(u8::from(*abort_on_failure));
+                assert!(ops.len() <= EXECUTE_OPS_MAX, "more than EXECUTE_OPS_MAX operations");
+                w.u16(ops.len() as u16);
+                for (body, options) in ops {
+                    w.u8(body.opcode() as u8);
+                    write_write_body(w, body);
+                    write_write_options(w, options);
+                }
+            }
+            Request::MultiGet { table, range }
+            | Request::MultiDelete { table, range }
+            | Request::Scan { table, range } => {
+                w.name(table);
+                write_range(w, range);
+            }
+        }
+    }
+}
+
+/// The durability a write request asks for (header flag bits 1-2).
+pub fn durability_of(flags: Flags) -> Result<Durability, u8> {
+    match flags.durability_code() {
+        0 => Ok(Durability::Sync),
+        1 => Ok(Durability::WriteNoSync),
+        2 => Ok(Durability::NoSync),
+        other => Err(other),
+    }
+}
+
+/// The header flags of a request with this durability.
+pub fn durability_flags(durability: Durability) -> Flags {
+    let code = match durability {
+        Durability::Sync => 0,
+        Durability::WriteNoSync => 1,
+        Durability::NoSync => 2,
+    };
+    Flags(code << Flags::DURABILITY_SHIFT)
+}
+
+fn bad(at: usize, what: &'static str, value: u64) -> WireError {
+    WireError::BadEnum { at, what, value }
+}
+
+fn read_versions(r: &mut Reader<'_>) -> WireResult<VersionSelect> {
+    let at = r.position();
+    Ok(match r.u8("version selection")? {
+        0 => VersionSelect::Newest,
+        1 => VersionSelect::Latest(r.u32("versions")?),
+        2 => VersionSelect::Range {
+            from: r.u64("version range start")?,
+            to: r.u64("version range end")?,
+            max: r.u32("versions")?,
+        },
+        other => return Err(bad(at, "version selection", u64::from(other))),
+    })
+}
+
+fn write_versions(w: &mut Writer, v: VersionSelect) {
+    match v {
+        VersionSelect::Newest => w.u8(0),
+        VersionSelect::Latest(n) => {
+            w.u8(1);
+            w.u32(n);
+        }
+        VersionSelect::Range { from, to, max } => {
+            w.u8(2);
+            w.u64(from);
+            w.u64(to);
+            w.u32(max);
+        }
+    }
+}
+
+fn read_write_body<'a>(r: &mut Reader<'a>, opcode: Opcode) -> WireResult<WriteBody<'a>> {
+    Ok(match opcode {
+        Opcode::Put => WriteBody::Put { row: FieldList::read(r)? },
+        Opcode::Update => WriteBody::Update { key: FieldList::read(r)?, set: FieldList::read(r)? },
+        _ => WriteBody::Delete { key: FieldList::read(r)? },
+    })
+}
+
+fn write_write_body(w: &mut Writer, body: &WriteBody<'_>) {
+    match body {
+        WriteBody::Put { row } => row.write(w),
+        WriteBody::Update { key, set } => {
+            key.write(w);
+            set.write(w);
+        }
+        WriteBody::Delete { key } => key.write(w),
+    }
+}
+
+fn read_write_options(r: &mut Reader<'_>) -> WireResult<WriteOptions> {
+    let at = r.position();
+    let kind = r.u8("condition")?;
+    let token = r.u64("condition token")?;
+    let condition = match kind {
+        0 => Condition::Always,
+        1 => Condition::IfAbsent,
+        2 => Condition::IfPresent,
+        3 => Condition::IfVersion(RowToken(token)),
+        other => return Err(bad(at, "condition", u64::from(other))),
+    };
+    if kind != 3 && token != 0 {
+        return Err(bad(at + 1, "condition token without IfVersion", token));
+    }
+    let at = r.position();
+    let bits = r.u8("write options")?;
+    if bits & !(OPT_VERSION | OPT_TTL | OPT_RETURN_ROW) != 0 {
+        return Err(bad(at, "write option bits", u64::from(bits)));
+    }
+    let version = r.u64("version")?;
+    let ttl = r.u64("TTL seconds")?;
+    Ok(WriteOptions {
+        condition,
+        version: (bits & OPT_VERSION != 0).then_some(version),
+        ttl_seconds: (bits & OPT_TTL != 0).then_some(ttl),
+        return_row: bits & OPT_RETURN_ROW != 0,
+    })
+}
+
+fn write_write_options(w: &mut Writer, o: &WriteOptions) {
+    let (kind, token) = match o.condition {
+        Condition::Always => (0, 0),
+        Condition::IfAbsent => (1, 0),
+        Condition::IfPresent => (2, 0),
+        Condition::IfVersion(t) => (3, t.0),
+    };
+    w.u8(kind);
+    w.u64(token);
+    let mut bits = 0;
+    if o.version.is_some() {
+        bits |= OPT_VERSION;
+    }
+    if o.ttl_seconds.is_some() {
+        bits |= OPT_TTL;
+    }
+    if o.return_row {
+        bits |= OPT_RETURN_ROW;
+    }
+    w.u8(bits);
+    w.u64(o.version.unwrap_or(0));
+    w.u64(o.ttl_seconds.unwrap_or(0));
+}
+
+fn read_execute<'a>(r: &mut Reader<'a>) -> WireResult<Request<'a>> {
+    let table = r.name("table")?;
+    let at = r.position();
+    let abort_on_failure = match r.u8("abort flag")? {
+        0 => false,
+        1 => true,
+        other => return Err(bad(at, "abort flag", u64::from(other))),
+    };
+    let at = r.position();
+    let count = usize::from(r.u16("operation count")?);
+    if count > EXECUTE_OPS_MAX {
+        return Err(bad(at, "operation count", count as u64));
+    }
+    // Each operation takes at least 20 bytes, so the count is bounded by the body as well.
+    let mut ops = Vec::with_capacity(count.min(r.left() / 20));
+    for _ in 0..count {
+        let at = r.position();
+        let opcode = match r.u8("operation")? {
+            17 => Opcode::Put,
+            18 => Opcode::Update,
+            19 => Opcode::Delete,
+            other => return Err(bad(at, "operation (17 Put, 18 Update, 19 Delete)", other.into())),
+        };
+        let body = read_write_body(r, opcode)?;
+        ops.push((body, read_write_options(r)?));
+    }
+    Ok(Request::Execute { table, abort_on_failure, ops })
+}
+
+fn read_bound<'a>(
+    r: &mut Reader<'a>,
+    present: bool,
+    inclusive: bool,
+) -> WireResult<Option<Bound<'a>>> {
+    if !present {
+        return Ok(None);
+    }
+    Ok(Some(Bound { value: r.value()?, inclusive }))
+}
+
+fn read_range<'a>(r: &mut Reader<'a>) -> WireResult<RangeBody<'a>> {
+    let key = FieldList::read(r)?;
+    let at = r.position();
+    let bounds = r.u8("range bounds")?;
+    if bounds & !BOUND_BITS != 0 || (bounds != 0 && bounds & BOUND_FIELD == 0) {
+        return Err(bad(at, "range bound bits", u64::from(bounds)));
+    }
+    let range = if bounds == 0 {
+        None
+    } else {
+        let field = r.name("range field")?;
+        let start = read_bound(r, bounds & BOUND_START != 0, bounds & BOUND_START_INCLUSIVE != 0)?;
+        let end = read_bound(r, bounds & BOUND_END != 0, bounds & BOUND_END_INCLUSIVE != 0)?;
+        Some((field, start, end))
+    };
+    let at = r.position();
+    let flags = r.u8("range flags")?;
+    if flags & !(RANGE_REVERSE | RANGE_ALLOW_FULL_SCAN) != 0 {
+        return Err(bad(at, "range flag bits", u64::from(flags)));
+    }
+    let limit = r.u32("limit")?;
+    let at = r.position();
+    let resume = match r.u8("resume flag")? {
+        0 => None,
+        1 => Some(r.bytes("resume token")?),
+        other => return Err(bad(at, "resume flag", u64::from(other))),
+    };
+    Ok(RangeBody {
+        key,
+        range,
+        reverse: flags & RANGE_REVERSE != 0,
+        allow_full_scan: flags & RANGE_ALLOW_FULL_SCAN != 0,
+        limit,
+        resume,
+        versions: read_versions(r)?,
+    })
+}
+
+fn write_range(w: &mut Writer, b: &RangeBody<'_>) {
+    b.key.write(w);
+    match &b.range {
+        None => w.u8(0),
+        Some((field, start, end)) => {
+            let bits = |bound: &Option<Bound<'_>>, has: u8, incl: u8| match bound {
+                None => 0,
+                Some(b) => has | if b.inclusive { incl } else { 0 },
+            };
+            w.u8(BOUND_FIELD
+                | bits(start, BOUND_START, BOUND_START_INCLUSIVE)
+                | bits(end, BOUND_END, BOUND_END_INCLUSIVE));
+            w.name(field);
+            for b in [start, end].into_iter().flatten() {
+                w.value(&b.value);
+            }
+        }
+    }
+    let mut flags = 0;
+    if b.reverse {
+        flags |= RANGE_REVERSE;
+    }
+    if b.allow_full_scan {
+        flags |= RANGE_ALLOW_FULL_SCAN;
+    }
+    w.u8(flags);
+    w.u32(b.limit);
+    match b.resume {
+        None => w.u8(0),
+        Some(token) => {
+            w.u8(1);
+            w.bytes(token);
+        }
+    }
+    write_versions(w, b.versions);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fields::FieldsBuf;
+
+    fn round_trip(req: &Request<'_>) {
+        let mut w = Writer::default();
+        req.encode(&mut w);
+        let got = Request::decode(req.opcode(), &w.buf).expect("decodes");
+        assert_eq!(&got, req);
+        for cut in 0..w.buf.len() {
+            assert!(Request::decode(req.opcode(), &w.buf[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut longer = w.buf.clone();
+        longer.push(0);
+        assert!(Request::decode(req.opcode(), &longer).is_err(), "trailing byte accepted");
+    }
+
+    #[test]
+    fn every_request_round_trips_and_every_truncation_fails() {
+        let key = FieldsBuf::of([("id", ValueRef::Long(7))]);
+        let row = FieldsBuf::of([("id", ValueRef::Long(7)), ("name", ValueRef::String("x"))]);
+        let set = FieldsBuf::of([("name", ValueRef::Null)]);
+        let options = WriteOptions {
+            condition: Condition::IfVersion(RowToken(99)),
+            version: Some(5),
+            ttl_seconds: Some(60),
+            return_row: true,
+        };
+        let mut range = RangeBody::new(key.list(), 10);
+        range.range = Some((
+            "ts",
+            Some(Bound { value: ValueRef::Long(1), inclusive: true }),
+            Some(Bound { value: ValueRef::Long(9), inclusive: false }),
+        ));
+        range.reverse = true;
+        range.resume = Some(b"resume");
+        range.versions = VersionSelect::Range { from: 1, to: 2, max: 3 };
+        let mut open = RangeBody::new(FieldList::empty(), 5);
+        open.allow_full_scan = true;
+        open.range = Some(("ts", None, Some(Bound { value: ValueRef::Long(3), inclusive: true })));
+        let requests = [
+            Request::Ping,
+            Request::Hello,
+            Request::Stats,
+            Request::Ddl { text: "CREATE TABLE t (id LONG, PRIMARY KEY (id))" },
+            Request::Describe { table: "t" },
+            Request::Get { table: "t", key: key.list(), versions: VersionSelect::Latest(3) },
+            Request::Write {
+                table: "t",
+                body: WriteBody::Put { row: row.list() },
+                options: WriteOptions::default(),
+            },
+            Request::Write {
+                table: "t",
+                body: WriteBody::Update { key: key.list(), set: set.list() },
+                options,
+            },
+            Request::Write {
+                table: "t",
+                body: WriteBody::Delete { key: key.list() },
+                options: WriteOptions { condition: Condition::IfPresent, ..Default::default() },
+            },
+            Request::Execute {
+                table: "t",
+                abort_on_failure: true,
+                ops: vec![
+                    (WriteBody::Put { row: row.list() }, WriteOptions::default()),
+                    (WriteBody::Delete { key: key.list() }, options),
+                ],
+            },
+            Request::MultiGet { table: "t", range },
+            Request::MultiDelete { table: "t", range: RangeBody::new(key.list(), 100) },
+            Request::Scan { table: "t", range: open },
+        ];
+        for req in &requests {
+            round_trip(req);
+        }
+    }
+
+    #[test]
+    fn bad_enumerations_are_wire_errors() {
+        let mut w = Writer::default();
+        w.name("t");
+        FieldList::empty().write(&mut w);
+        w.u8(7); // no such version selection
+        let err = Request::decode(Opcode::Get, &w.buf).expect_err("bad selection");
+        assert!(err.to_string().contains("version selection"), "{err}");
+
+        let mut w = Writer::default();
+        w.name("t");
+        FieldList::empty().write(&mut w);
+        w.u8(1); // IfAbsent ...
+        w.u64(42); // ... with a token
+        w.u8(0);
+        w.u64(0);
+        w.u64(0);
+        let err = Request::decode(Opcode::Delete, &w.buf).expect_err("token without IfVersion");
+        assert!(err.to_string().contains("IfVersion"), "{err}");
+    }
+
+    #[test]
+    fn durability_flags_round_trip() {
+        for d in [Durability::Sync, Durability::WriteNoSync, Durability::NoSync] {
+            assert_eq!(durability_of(durability_flags(d)), Ok(d));
+        }
+        assert_eq!(durability_of(Flags(3 << Flags::DURABILITY_SHIFT)), Err(3));
+    }
+}

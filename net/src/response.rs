@@ -1,0 +1,582 @@
+//! Response messages: the body of each successful response, encoded by the node from the table
+//! layer's results and decoded by clients into the same types. An error response has status !=
+//! 0 and a UTF-8 message as its body ([`ErrorReply`]). `docs/PROTOCOL.md` ("Responses") is the
+//! byte-level reference; this file and that section change together.
+//!
+//! Rows are sent with their column names once per response (the schema's field names, in schema
+//! order), then per row: token, stored key, and per version: version, expiry and one value per
+//! column (NULL for a field the row does not have).
+
+use ringstore_storage::table::{
+    decode_table_record, encode_table_record, CatalogTable, CurrentRow, ExecuteOutcome,
+    MultiDeleteOutcome, Name, Outcome, RowPage, RowToken, RowVersion, TableRow, TableSchema,
+    WriteOutcome,
+};
+
+use crate::fields::value_ref;
+use crate::wire::{Reader, WireError, WireResult, Writer};
+
+/// Most rows a page response may announce (the table layer's page limit is lower).
+pub const PAGE_ROWS_MAX: usize = 100_000;
+
+/// The node's shape, as a Hello response carries it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Topology {
+    /// The shard that answered.
+    pub shard: u16,
+    /// The port every shard accepts on.
+    pub shared_port: u16,
+    /// Each shard's own port, by shard number.
+    pub shard_ports: Vec<u16>,
+    /// The owning shard of each partition, by partition number.
+    pub partition_owners: Vec<u16>,
+}
+
+impl Topology {
+    pub fn shards(&self) -> usize {
+        self.shard_ports.len()
+    }
+}
+
+/// One shard's statistics: named counters and gauges.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ShardStats {
+    pub shard: u16,
+    pub values: Vec<(String, u64)>,
+}
+
+impl ShardStats {
+    pub fn get(&self, name: &str) -> Option<u64> {
+        self.values.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+    }
+}
+
+/// Rows with the names of their columns.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Rows {
+    pub columns: Vec<String>,
+    pub page: RowPage,
+}
+
+/// An error response: its status code and message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("error {code}: {message}")]
+pub struct ErrorReply {
+    pub code: u16,
+    pub message: String,
+}
+
+// ---- encoding (node side) ----
+
+pub fn encode_topology(w: &mut Writer, t: &Topology) {
+    w.u16(t.shard_ports.len() as u16);
+    w.u16(t.shard);
+    w.u16(t.shared_port);
+    for port in &t.shard_ports {
+        w.u16(*port);
+    }
+    w.u32(t.partition_owners.len() as u32);
+    for owner in &t.partition_owners {
+        w.u16(*owner);
+    }
+}
+
+pub fn encode_stats(w: &mut Writer, shards: &[ShardStats]) {
+    w.u16(shards.len() as u16);
+    for s in shards {
+        w.u16(s.shard);
+        w.u16(s.values.len() as u16);
+        for (name, value) in &s.values {
+            w.name(name);
+            w.u64(*value);
+        }
+    }
+}
+
+pub fn encode_ddl(w: &mut Writer, outcomes: &[Outcome]) {
+    w.u16(outcomes.len() as u16);
+    for o in outcomes {
+        match o {
+            Outcome::Created { id } => {
+                w.u8(0);
+                w.u32(id.0);
+            }
+            Outcome::AlreadyExists { id } => {
+                w.u8(1);
+                w.u32(id.0);
+            }
+            Outcome::Dropped { id } => {
+                w.u8(2);
+                w.u32(id.0);
+            }
+            Outcome::NothingDropped => w.u8(3),
+            Outcome::Described(table) => {
+                w.u8(4);
+                w.bytes(&encode_table_record(table));
+            }
+            Outcome::Tables(names) => {
+                w.u8(5);
+                w.u32(names.len() as u32);
+                for name in names {
+                    w.name(name.as_str());
+                }
+            }
+        }
+    }
+}
+
+pub fn encode_describe(w: &mut Writer, table: &CatalogTable) {
+    w.bytes(&encode_table_record(table));
+}
+
+fn encode_columns(w: &mut Writer, schema: &TableSchema) {
+    w.u16(schema.fields().len() as u16);
+    for f in schema.fields() {
+        w.name(f.name().as_str());
+    }
+}
+
+fn encode_row(w: &mut Writer, row: &TableRow) {
+    w.u64(row.token.0);
+    w.bytes(&row.key);
+    w.u16(row.versions.len() as u16);
+    for v in &row.versions {
+        w.u64(v.version);
+        w.u64(v.expiry_ms);
+        for value in &v.fields {
+            w.value(&value_ref(value.as_ref()));
+        }
+    }
+}
+
+/// A Get response: columns, then 0 (no row) or 1 and the row.
+pub fn encode_get(w: &mut Writer, schema: &TableSchema, row: Option<&TableRow>) {
+    encode_columns(w, schema);
+    match row {
+        None => w.u8(0),
+        Some(row) => {
+            w.u8(1);
+            encode_row(w, row);
+        }
+    }
+}
+
+fn encode_resume(w: &mut Writer, resume: Option<&[u8]>) {
+    match resume {
+        None => w.u8(0),
+        Some(token) => {
+            w.u8(1);
+            w.bytes(token);
+        }
+    }
+}
+
+/// A MultiGet or Scan response: columns, row count, rows, resume.
+pub fn encode_page(w: &mut Writer, schema: &TableSchema, rows: &[TableRow], resume: Option<&[u8]>) {
+    encode_columns(w, schema);
+    w.u32(rows.len() as u32);
+    for row in rows {
+        encode_row(w, row);
+    }
+    encode_resume(w, resume);
+}
+
+pub fn encode_multi_delete(w: &mut Writer, outcome: &MultiDeleteOutcome) {
+    w.u32(outcome.deleted as u32);
+    encode_resume(w, outcome.resume.as_deref());
+}
+
+pub fn encode_write(w: &mut Writer, schema: &TableSchema, outcome: &WriteOutcome) {
+    match outcome {
+        WriteOutcome::Written { token, version } => {
+            w.u8(0);
+            w.u64(token.0);
+            w.u64(*version);
+        }
+        WriteOutcome::Deleted { existed } => {
+            w.u8(1);
+            w.u8(u8::from(*existed));
+        }
+        WriteOutcome::ConditionFailed { current: None } => {
+            w.u8(2);
+            w.u8(0);
+        }
+        WriteOutcome::ConditionFailed { current: Some(c) } => {
+            w.u8(2);
+            w.u8(1);
+            w.u64(c.token.0);
+            w.u64(c.version);
+            match &c.row {
+                None => w.u8(0),
+                Some(row) => {
+                    w.u8(1);
+                    encode_columns(w, schema);
+                    encode_row(w, row);
+                }
+            }
+        }
+    }
+}
+
+pub fn encode_execute(w: &mut Writer, schema: &TableSchema, outcome: &ExecuteOutcome) {
+    match outcome {
+        ExecuteOutcome::Done(outcomes) => {
+            w.u8(0);
+            w.u16(outcomes.len() as u16);
+            for o in outcomes {
+                encode_write(w, schema, o);
+            }
+        }
+        ExecuteOutcome::Aborted { index, outcome } => {
+            w.u8(1);
+            w.u16(*index as u16);
+            encode_write(w, schema, outcome);
+        }
+    }
+}
+
+// ---- decoding (client side) ----
+
+fn bad(at: usize, what: &'static str, value: u64) -> WireError {
+    WireError::BadEnum { at, what, value }
+}
+
+/// Reads a body completely with `f`.
+fn whole<'a, T>(body: &'a [u8], f: impl FnOnce(&mut Reader<'a>) -> WireResult<T>) -> WireResult<T> {
+    let mut r = Reader::new(body);
+    let out = f(&mut r)?;
+    r.finish()?;
+    Ok(out)
+}
+
+pub fn decode_topology(body: &[u8]) -> WireResult<Topology> {
+    whole(body, |r| {
+        let shards = usize::from(r.u16("shard count")?);
+        let shard = r.u16("shard")?;
+        let shared_port = r.u16("shared port")?;
+        let mut shard_ports = Vec::with_capacity(shards.min(r.left() / 2));
+        for _ in 0..shards {
+            shard_ports.push(r.u16("shard port")?);
+        }
+        let partitions = r.u32("partition count")? as usize;
+        let mut partition_owners = Vec::with_capacity(partitions.min(r.left() / 2));
+        for _ in 0..partitions {
+            partition_owners.push(r.u16("partition owner")?);
+        }
+        Ok(Topology { shard, shared_port, shard_ports, partition_owners })
+    })
+}
+
+pub fn decode_stats(body: &[u8]) -> WireResult<Vec<ShardStats>> {
+    whole(body, |r| {
+        let shards = usize::from(r.u16("shard count")?);
+        let mut out = Vec::with_capacity(shards.min(r.left() / 4));
+        for _ in 0..shards {
+            let shard = r.u16("shard")?;
+            let count = usize::from(r.u16("stat count")?);
+            let mut values = Vec::with_capacity(count.min(r.left() / 9));
+            for _ in 0..count {
+                values.push((r.name("stat name")?.to_owned(), r.u64("stat value")?));
+            }
+            out.push(ShardStats { shard, values });
+        }
+        Ok(out)
+    })
+}
+
+fn table_record(r: &mut Reader<'_>) -> WireResult<CatalogTable> {
+    let at = r.position();
+    let bytes = r.bytes("table record")?;
+    decode_table_record(bytes).map_err(|_| bad(at, "table record", bytes.len() as u64))
+}
+
+pub fn decode_ddl(body: &[u8]) -> WireResult<Vec<Outcome>> {
+    whole(body, |r| {
+        let count = usize::from(r.u16("outcome count")?);
+        let mut out = Vec::with_capacity(count.min(r.left()));
+        for _ in 0..count {
+            let at = r.position();
+            out.push(match r.u8("outcome")? {
+                0 => Outcome::Created { id: ringstore_storage::table::TableId(r.u32("id")?) },
+                1 => Outcome::AlreadyExists { id: ringstore_storage::table::TableId(r.u32("id")?) },
+                2 => Outcome::Dropped { id: ringstore_storage::table::TableId(r.u32("id")?) },
+                3 => Outcome::NothingDropped,
+                4 => Outcome::Described(table_record(r)?),
+                5 => {
+                    let n = r.u32("table count")? as usize;
+                    let mut names = Vec::with_capacity(n.min(r.left()));
+                    for _ in 0..n {
+                        let at = r.position();
+                        let name = r.name("table name")?;
+                        names.push(Name::new(name).map_err(|_| bad(at, "table name", 0))?);
+                    }
+                    Outcome::Tables(names)
+                }
+                other => return Err(bad(at, "DDL outcome", u64::from(other))),
+            });
+        }
+        Ok(out)
+    })
+}
+
+pub fn decode_describe(body: &[u8]) -> WireResult<CatalogTable> {
+    whole(body, table_record)
+}
+
+fn columns(r: &mut Reader<'_>) -> WireResult<Vec<String>> {
+    let count = usize::from(r.u16("column count")?);
+    let mut out = Vec::with_capacity(count.min(r.left()));
+    for _ in 0..count {
+        out.push(r.name("column")?.to_owned());
+    }
+    Ok(out)
+}
+
+fn row(r: &mut Reader<'_>, columns: usize) -> WireResult<TableRow> {
+    let token = RowToken(r.u64("row token")?);
+    let key = r.bytes("row key")?.to_vec();
+    let count = usize::from(r.u16("version count")?);
+    let mut versions = Vec::with_capacity(count.min(r.left() / 16));
+    for _ in 0..count {
+        let version = r.u64("version")?;
+        let expiry_ms = r.u64("expiry")?;
+        let mut fields = Vec::with_capacity(columns.min(r.left()));
+        for _ in 0..columns {
+            fields.push(r.value()?.to_value());
+        }
+        versions.push(RowVersion { version, expiry_ms, fields });
+    }
+    Ok(TableRow { token, versions, key })
+}
+
+fn resume(r: &mut Reader<'_>) -> WireResult<Option<Vec<u8>>> {
+    let at = r.position();
+    match r.u8("resume flag")? {
+        0 => Ok(None),
+        1 => Ok(Some(r.bytes("resume token")?.to_vec())),
+        other => Err(bad(at, "resume flag", u64::from(other))),
+    }
+}
+
+fn flag(r: &mut Reader<'_>, what: &'static str) -> WireResult<bool> {
+    let at = r.position();
+    match r.u8(what)? {
+        0 => Ok(false),
+        1 => Ok(true),
+        other => Err(bad(at, what, u64::from(other))),
+    }
+}
+
+/// A Get response: the columns and the row, if any.
+pub fn decode_get(body: &[u8]) -> WireResult<(Vec<String>, Option<TableRow>)> {
+    whole(body, |r| {
+        let columns = columns(r)?;
+        let found = flag(r, "found flag")?;
+        let row = if found { Some(row(r, columns.len())?) } else { None };
+        Ok((columns, row))
+    })
+}
+
+pub fn decode_page(body: &[u8]) -> WireResult<Rows> {
+    whole(body, |r| {
+        let columns = columns(r)?;
+        let at = r.position();
+        let count = r.u32("row count")? as usize;
+        if count > PAGE_ROWS_MAX {
+            return Err(bad(at, "row count", count as u64));
+        }
+        let mut rows = Vec::with_capacity(count.min(r.left() / 14));
+        for _ in 0..count {
+            rows.push(row(r, columns.len())?);
+        }
+        let resume = resume(r)?;
+        Ok(Rows { columns, page: RowPage { rows, resume } })
+    })
+}
+
+pub fn decode_multi_delete(body: &[u8]) -> WireResult<MultiDeleteOutcome> {
+    whole(body, |r| {
+        Ok(MultiDeleteOutcome { deleted: r.u32("deleted")? as usize, resume: resume(r)? })
+    })
+}
+
+fn write_outcome(r: &mut Reader<'_>) -> WireResult<WriteOutcome> {
+    let at = r.position();
+    Ok(match r.u8("write outcome")? {
+        0 => WriteOutcome::Written { token: RowToken(r.u64("token")?), version: r.u64("version")? },
+        1 => WriteOutcome::Deleted { existed: flag(r, "existed flag")? },
+        2 => {
+            let current = if flag(r, "current flag")? {
+                let token = RowToken(r.u64("token")?);
+                let version = r.u64("version")?;
+                let row = if flag(r, "row flag")? {
+                    let columns = columns(r)?;
+                    Some(row(r, columns.len())?)
+                } else {
+                    None
+                };
+                Some(CurrentRow { token, version, row })
+            } else {
+                None
+            };
+            WriteOutcome::ConditionFailed { current }
+        }
+        other => return Err(bad(at, "write outcome", u64::from(other))),
+    })
+}
+
+pub fn decode_write(body: &[u8]) -> WireResult<WriteOutcome> {
+    whole(body, write_outcome)
+}
+
+pub fn decode_execute(body: &[u8]) -> WireResult<ExecuteOutcome> {
+    whole(body, |r| {
+        let at = r.position();
+        Ok(match r.u8("execute outcome")? {
+            0 => {
+                let n = usize::from(r.u16("outcome count")?);
+                let mut outcomes = Vec::with_capacity(n.min(r.left() / 2));
+                for _ in 0..n {
+                    outcomes.push(write_outcome(r)?);
+                }
+                ExecuteOutcome::Done(outcomes)
+            }
+            1 => ExecuteOutcome::Aborted {
+                index: usize::from(r.u16("index")?),
+                outcome: write_outcome(r)?,
+            },
+            other => return Err(bad(at, "execute outcome", u64::from(other))),
+        })
+    })
+}
+
+/// The message of an error response (invalid UTF-8 is replaced, never refused: the code is what
+/// matters).
+pub fn decode_error(code: u16, body: &[u8]) -> ErrorReply {
+    ErrorReply { code, message: String::from_utf8_lossy(body).into_owned() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ringstore_storage::table::{FieldType, TableId, Value};
+
+    fn schema() -> TableSchema {
+        TableSchema::builder(TableId(3), "t")
+            .field("id", FieldType::Long)
+            .field("name", FieldType::String)
+            .primary_key(&["id"])
+            .build()
+            .expect("valid schema")
+    }
+
+    fn sample_row() -> TableRow {
+        TableRow {
+            token: RowToken(77),
+            key: vec![1, 2, 3],
+            versions: vec![
+                RowVersion {
+                    version: 10,
+                    expiry_ms: 0,
+                    fields: vec![Some(Value::Long(1)), Some(Value::String("a".into()))],
+                },
+                RowVersion { version: 9, expiry_ms: 99, fields: vec![Some(Value::Long(1)), None] },
+            ],
+        }
+    }
+
+    fn all_cuts_fail<T: std::fmt::Debug>(buf: &[u8], decode: impl Fn(&[u8]) -> WireResult<T>) {
+        for cut in 0..buf.len() {
+            assert!(decode(&buf[..cut]).is_err(), "cut at {cut} decoded");
+        }
+    }
+
+    #[test]
+    fn rows_round_trip() {
+        let s = schema();
+        let mut w = Writer::default();
+        encode_get(&mut w, &s, Some(&sample_row()));
+        let (columns, row) = decode_get(&w.buf).expect("decodes");
+        assert_eq!(columns, ["id", "name"]);
+        assert_eq!(row, Some(sample_row()));
+        all_cuts_fail(&w.buf, decode_get);
+
+        let mut w = Writer::default();
+        encode_page(&mut w, &s, &[sample_row(), sample_row()], Some(b"next"));
+        let rows = decode_page(&w.buf).expect("decodes");
+        assert_eq!(rows.page.rows.len(), 2);
+        assert_eq!(rows.page.resume.as_deref(), Some(&b"next"[..]));
+        all_cuts_fail(&w.buf, decode_page);
+    }
+
+    #[test]
+    fn outcomes_round_trip() {
+        let s = schema();
+        let outcomes = [
+            WriteOutcome::Written { token: RowToken(5), version: 6 },
+            WriteOutcome::Deleted { existed: true },
+            WriteOutcome::ConditionFailed { current: None },
+            WriteOutcome::ConditionFailed {
+                current: Some(CurrentRow {
+                    token: RowToken(8),
+                    version: 9,
+                    row: Some(sample_row()),
+                }),
+            },
+        ];
+        for o in &outcomes {
+            let mut w = Writer::default();
+            encode_write(&mut w, &s, o);
+            assert_eq!(&decode_write(&w.buf).expect("decodes"), o);
+            all_cuts_fail(&w.buf, decode_write);
+        }
+        let done = ExecuteOutcome::Done(outcomes.to_vec());
+        let aborted = ExecuteOutcome::Aborted { index: 2, outcome: outcomes[2].clone() };
+        for o in [done, aborted] {
+            let mut w = Writer::default();
+            encode_execute(&mut w, &s, &o);
+            assert_eq!(decode_execute(&w.buf).expect("decodes"), o);
+        }
+        let md = MultiDeleteOutcome { deleted: 4, resume: Some(vec![9]) };
+        let mut w = Writer::default();
+        encode_multi_delete(&mut w, &md);
+        assert_eq!(decode_multi_delete(&w.buf).expect("decodes"), md);
+    }
+
+    #[test]
+    fn topology_stats_and_ddl_round_trip() {
+        let t = Topology {
+            shard: 1,
+            shared_port: 7000,
+            shard_ports: vec![7001, 7002],
+            partition_owners: vec![0, 1, 0, 1],
+        };
+        let mut w = Writer::default();
+        encode_topology(&mut w, &t);
+        assert_eq!(decode_topology(&w.buf).expect("decodes"), t);
+        all_cuts_fail(&w.buf, decode_topology);
+
+        let stats = vec![ShardStats { shard: 0, values: vec![("ops_get".into(), 12)] }];
+        let mut w = Writer::default();
+        encode_stats(&mut w, &stats);
+        assert_eq!(decode_stats(&w.buf).expect("decodes"), stats);
+
+        let table = CatalogTable::new(schema(), 1);
+        let outcomes = vec![
+            Outcome::Created { id: TableId(3) },
+            Outcome::AlreadyExists { id: TableId(3) },
+            Outcome::Dropped { id: TableId(3) },
+            Outcome::NothingDropped,
+            Outcome::Described(table.clone()),
+            Outcome::Tables(vec![Name::new("t").expect("valid name")]),
+        ];
+        let mut w = Writer::default();
+        encode_ddl(&mut w, &outcomes);
+        assert_eq!(decode_ddl(&w.buf).expect("decodes"), outcomes);
+        all_cuts_fail(&w.buf, decode_ddl);
+
+        let mut w = Writer::default();
+        encode_describe(&mut w, &table);
+        assert_eq!(decode_describe(&w.buf).expect("decodes"), table);
+    }
+}
