@@ -612,7 +612,7 @@ where
 
 /// Awaits `fut`, timing it if `i` is a sampled operation.
 async fn timed<F: Future>(i: u64, hist: &mut Histogram<u64>, fut: F) -> F::Output {
-    if i % LATENCY_SAMPLE_EVERY != 0 {
+    if !i.is_multiple_of(LATENCY_SAMPLE_EVERY) {
         return fut.await;
     }
     let started = Instant::now();

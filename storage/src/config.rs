@@ -45,7 +45,7 @@ impl StoreConfig {
         let bad = |what: String| Err(Error::Config { what });
         let seg = self.segment_size_bytes;
         if !(SEGMENT_SIZE_BYTES_MIN..=SEGMENT_SIZE_BYTES_MAX).contains(&seg)
-            || seg % DMA_ALIGN_BYTES != 0
+            || !seg.is_multiple_of(DMA_ALIGN_BYTES)
         {
             return bad(format!(
                 "segment_size_bytes {seg} must be {SEGMENT_SIZE_BYTES_MIN}..={SEGMENT_SIZE_BYTES_MAX} and a multiple of {DMA_ALIGN_BYTES}"

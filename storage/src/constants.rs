@@ -88,8 +88,8 @@ pub const fn align_down(v: u64, align: u64) -> u64 {
     v / align * align
 }
 
-const _: () = assert!(SEGMENT_SIZE_BYTES_DEFAULT % DMA_ALIGN_BYTES == 0);
-const _: () = assert!(SEGMENT_SIZE_BYTES_MIN % DMA_ALIGN_BYTES == 0);
+const _: () = assert!(SEGMENT_SIZE_BYTES_DEFAULT.is_multiple_of(DMA_ALIGN_BYTES));
+const _: () = assert!(SEGMENT_SIZE_BYTES_MIN.is_multiple_of(DMA_ALIGN_BYTES));
 const _: () = assert!(SEGMENT_SIZE_BYTES_MIN <= SEGMENT_SIZE_BYTES_DEFAULT);
 const _: () = assert!(SEGMENT_SIZE_BYTES_DEFAULT <= SEGMENT_SIZE_BYTES_MAX);
 const _: () = assert!(SEGMENT_SIZE_BYTES_MAX / RECORD_ALIGN_BYTES <= 1 << LOCATION_OFFSET_BITS);
@@ -98,6 +98,6 @@ const _: () = assert!(SEGMENT_ID_MAX < 1 << LOCATION_SEGMENT_BITS);
 const _: () = assert!(LOCATION_SEGMENT_BITS + LOCATION_OFFSET_BITS + LOCATION_LENGTH_BITS < 64);
 const _: () = assert!((BATCH_BYTES_MAX as u64) + SEGMENT_HEADER_BYTES <= SEGMENT_SIZE_BYTES_MIN);
 const _: () = assert!(RECORD_BYTES_MAX <= BATCH_BYTES_MAX as u64);
-const _: () = assert!(RECORD_HEADER_BYTES as u64 % RECORD_ALIGN_BYTES == 0);
+const _: () = assert!((RECORD_HEADER_BYTES as u64).is_multiple_of(RECORD_ALIGN_BYTES));
 const _: () = assert!(KEY_BYTES_MAX <= u16::MAX as usize);
 const _: () = assert!((WRITE_BUFFER_BYTES_MAX as u64) >= 2 * (BATCH_BYTES_MAX as u64));
