@@ -5,6 +5,7 @@
 //! - [`wire`]: the body encoding of integers, names, text, bytes and typed values.
 //! - [`fields`]: fields lists checked once and read in place.
 //! - [`request`] / [`response`]: the message of every opcode, both directions.
+//! - [`route`]: the partition of a key, for forwarding (node) and shard-aware routing (client).
 //!
 //! `docs/PROTOCOL.md` is the byte-level reference.
 
@@ -12,6 +13,7 @@ pub mod fields;
 pub mod frame;
 pub mod request;
 pub mod response;
+pub mod route;
 pub mod wire;
 
 pub use fields::{FieldList, FieldsBuf};
