@@ -9,6 +9,8 @@
 //!
 //! `docs/PROTOCOL.md` is the byte-level reference.
 
+pub mod client;
+pub mod connection;
 pub mod fields;
 pub mod frame;
 pub mod request;
@@ -16,6 +18,8 @@ pub mod response;
 pub mod route;
 pub mod wire;
 
+pub use client::{Client, ClientOptions, RangeQuery, WriteOp};
+pub use connection::{ClientError, Connection, Reply};
 pub use fields::{FieldList, FieldsBuf};
 pub use frame::{FrameError, FrameHeader, Header, Opcode};
 pub use request::{Request, WriteBody, WriteOptions};
