@@ -1,4 +1,27 @@
-//! ringstore-node: the thread-per-core daemon (one glommio executor and one
-//! `ringstore_storage::Store` per shard), routing, catalog and operations surface.
+//! ringstore-node: the thread-per-core daemon. One glommio executor per shard, each with its
+//! own store, catalog and connections; requests for another shard's partitions cross the mesh.
 //!
-//! Empty until the node issue lands; the crate exists so the workspace has its final shape.
+//! A request's path (docs/ARCHITECTURE.md "A request through the node"):
+//! [`listener`] accepts -> [`connection`] reads a frame -> [`dispatch`] decodes it and asks
+//! [`router`] where it runs -> [`table_ops`] runs it on the owning shard's tables (or
+//! [`forward`] sends it over the [`mesh`] to the owner, or [`fanout`] coordinates it across
+//! shards) -> the response frame goes back through [`connection`]'s output buffer.
+//! [`daemon`] starts and stops it all; [`shutdown`] is the drain barrier.
+
+pub mod cli;
+pub mod config;
+pub mod connection;
+pub mod daemon;
+pub mod dispatch;
+pub mod error;
+pub mod fanout;
+pub mod forward;
+pub mod listener;
+pub mod lock;
+pub mod mesh;
+pub mod metrics_http;
+pub mod metrics_text;
+pub mod router;
+pub mod shard;
+pub mod shutdown;
+pub mod table_ops;

@@ -16,7 +16,9 @@ impl Location {
     /// Packs a location. `offset` and `len` must be multiples of 8 and within the packed widths.
     pub fn new(segment: u32, offset: u64, len: u64) -> Location {
         assert!(u64::from(segment) < 1 << LOCATION_SEGMENT_BITS, "segment id {segment} too large");
-        assert!(offset.is_multiple_of(RECORD_ALIGN_BYTES) && len.is_multiple_of(RECORD_ALIGN_BYTES));
+        assert!(
+            offset.is_multiple_of(RECORD_ALIGN_BYTES) && len.is_multiple_of(RECORD_ALIGN_BYTES)
+        );
         let off8 = offset / RECORD_ALIGN_BYTES;
         let len8 = len / RECORD_ALIGN_BYTES;
         assert!(off8 < 1 << LOCATION_OFFSET_BITS, "offset {offset} too large");

@@ -171,6 +171,11 @@ pub enum TableError {
     VersionTooOld { table: String, version: u64, kept: usize, oldest: u64 },
     #[error("table {table}: field {field} is given twice in one row")]
     FieldGivenTwice { table: String, field: String },
+    #[error(
+        "table {table}: the range is on field {field}, but a range must be on the key field \
+         after the partial key, which is {expected}"
+    )]
+    RangeNotOnNextKeyField { table: String, field: String, expected: String },
 
     // Store-level settings (3xx).
     #[error("partition count {count} is out of range; it must be 1..={PARTITIONS_MAX}")]
@@ -237,6 +242,7 @@ impl TableError {
             TableError::KeyFieldInUpdate { .. } => 229,
             TableError::VersionTooOld { .. } => 230,
             TableError::FieldGivenTwice { .. } => 231,
+            TableError::RangeNotOnNextKeyField { .. } => 232,
             TableError::InvalidPartitionCount { .. } => 301,
             TableError::PartitionMapMismatch { .. } => 302,
             TableError::InvalidShardCount { .. } => 303,
@@ -322,6 +328,7 @@ mod tests {
             TableError::KeyFieldInUpdate { table: t(), field: f() },
             TableError::VersionTooOld { table: t(), version: 0, kept: 0, oldest: 0 },
             TableError::FieldGivenTwice { table: t(), field: f() },
+            TableError::RangeNotOnNextKeyField { table: t(), field: f(), expected: f() },
             TableError::InvalidPartitionCount { count: 0 },
             TableError::PartitionMapMismatch {
                 stored_partitions: 0,
@@ -335,7 +342,7 @@ mod tests {
         let pinned = [
             101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 201, 202, 203, 204, 205,
             206, 207, 208, 209, 210, 211, 212, 213, 214, 215, 216, 217, 218, 219, 220, 221, 222,
-            223, 224, 225, 226, 227, 228, 229, 230, 231, 301, 302, 303,
+            223, 224, 225, 226, 227, 228, 229, 230, 231, 232, 301, 302, 303,
         ];
         assert_eq!(codes, pinned);
         crate::error::assert_documented(&codes);

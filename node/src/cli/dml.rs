@@ -1,0 +1,156 @@
+//! The grammar of the statements the client itself understands: SELECT, UPSERT, DELETE and
+//! DESCRIBE (the EBNF is in [`super`]). Each function starts after the statement's first word.
+
+use super::conditions::{self, Conditions};
+use super::cursor::{Cursor, Result};
+use super::error::{Problem, StatementError};
+use super::lex::Punct;
+use super::limits::UPSERT_ROWS_MAX;
+use super::literal::Literal;
+use super::statement::{Select, Statement};
+
+/// `SELECT ( * | names ) FROM t [WHERE ...] [ORDER BY f [ASC|DESC]] [LIMIT n] [ALLOW FULL SCAN]`.
+pub(crate) fn select(c: &mut Cursor<'_>) -> Result<Select> {
+    let columns =
+        if c.eat_punct(Punct::Star) { None } else { Some(names(c, "* or a column name")?) };
+    c.expect_keyword("FROM")?;
+    let (table, _) = c.name("a table name")?;
+    let Conditions { key, range } =
+        if c.eat_keyword("WHERE") { conditions::parse(c)? } else { Conditions::default() };
+    let mut select = Select {
+        table,
+        columns,
+        key,
+        range,
+        order_by: None,
+        descending: false,
+        limit: None,
+        allow_full_scan: false,
+    };
+    order_by(c, &mut select)?;
+    if c.eat_keyword("LIMIT") {
+        select.limit = Some(c.count("a LIMIT count: a whole number from 0 to 2^64 - 1")?);
+    }
+    if c.eat_keyword("ALLOW") {
+        c.expect_keyword("FULL")?;
+        c.expect_keyword("SCAN")?;
+        select.allow_full_scan = true;
+    }
+    c.finish(&clauses_left(&select))?;
+    Ok(select)
+}
+
+/// The clauses that could still have followed the end of `select`, for messages.
+fn clauses_left(select: &Select) -> String {
+    let conditions = !select.key.is_empty() || select.range.is_some();
+    let (ordered, limited) = (select.order_by.is_some(), select.limit.is_some());
+    let open = !ordered && !limited && !select.allow_full_scan;
+    let clauses = [
+        (!conditions && open, "WHERE"),
+        (conditions && open, "AND"),
+        (open, "ORDER BY"),
+        (!limited && !select.allow_full_scan, "LIMIT"),
+        (!select.allow_full_scan, "ALLOW FULL SCAN"),
+    ];
+    let left: Vec<&str> = clauses.iter().filter(|(left, _)| *left).map(|(_, c)| *c).collect();
+    left.join(", ")
+}
+
+/// `ORDER BY f [ASC | DESC]`, if present. With a range, `f` must be the range field.
+fn order_by(c: &mut Cursor<'_>, select: &mut Select) -> Result<()> {
+    if !c.eat_keyword("ORDER") {
+        return Ok(());
+    }
+    c.expect_keyword("BY")?;
+    let (field, at) = c.name("a field name")?;
+    if let Some(range) = select.range.as_ref().filter(|r| r.field != field) {
+        let range = range.field.clone();
+        return Err(c.invalid(at, Problem::OrderByNotRange { field, range }));
+    }
+    select.descending = c.eat_keyword("DESC");
+    if !select.descending {
+        c.eat_keyword("ASC");
+    }
+    select.order_by = Some(field);
+    Ok(())
+}
+
+/// `UPSERT INTO t ( names ) VALUES row { , row }`.
+pub(crate) fn upsert(c: &mut Cursor<'_>) -> Result<Statement> {
+    c.expect_keyword("INTO")?;
+    let (table, _) = c.name("a table name")?;
+    c.expect_punct(Punct::Open, "( and the column names")?;
+    let columns = names(c, "a column name")?;
+    c.expect_punct(Punct::Close, ", or )")?;
+    c.expect_keyword("VALUES")?;
+    let mut rows = Vec::new();
+    loop {
+        rows.push(row(c, rows.len() + 1, columns.len())?);
+        if !c.eat_punct(Punct::Comma) {
+            break;
+        }
+    }
+    c.finish(", and another row")?;
+    Ok(Statement::Upsert { table, columns, rows })
+}
+
+/// `( literal { , literal } )`: row number `number`, which must have `width` values.
+fn row(c: &mut Cursor<'_>, number: usize, width: usize) -> Result<Vec<Literal>> {
+    let start = c.offset();
+    if number > UPSERT_ROWS_MAX {
+        return Err(StatementError::Limit {
+            at: c.place(start),
+            what: "the number of rows of one UPSERT",
+            found: number,
+            limit_name: "UPSERT_ROWS_MAX",
+            limit: UPSERT_ROWS_MAX,
+        });
+    }
+    c.expect_punct(Punct::Open, "( and a row of values")?;
+    let mut values = vec![c.literal()?];
+    while c.eat_punct(Punct::Comma) {
+        values.push(c.literal()?);
+    }
+    c.expect_punct(Punct::Close, ", or )")?;
+    if values.len() != width {
+        let problem = Problem::RowWidth { row: number, values: values.len(), columns: width };
+        return Err(c.invalid(start, problem));
+    }
+    Ok(values)
+}
+
+/// `DELETE FROM t WHERE ...`: the WHERE clause is required (a whole table is DROP TABLE's).
+pub(crate) fn delete(c: &mut Cursor<'_>) -> Result<Statement> {
+    c.expect_keyword("FROM")?;
+    let (table, _) = c.name("a table name")?;
+    c.expect_keyword("WHERE")?;
+    let Conditions { key, range } = conditions::parse(c)?;
+    c.finish("AND")?;
+    Ok(Statement::Delete { table, key, range })
+}
+
+/// `DESCRIBE [TABLE] t` (or `DESC`); `DESCRIBE TABLE` alone describes a table named `TABLE`.
+pub(crate) fn describe(c: &mut Cursor<'_>) -> Result<Statement> {
+    let mut probe = Cursor::clone(c);
+    if probe.eat_keyword("TABLE") && probe.at_name() {
+        *c = probe;
+    }
+    let (table, _) = c.name("a table name")?;
+    c.finish("")?;
+    Ok(Statement::Describe { table })
+}
+
+/// `name { , name }`, each name once.
+fn names(c: &mut Cursor<'_>, expected: &str) -> Result<Vec<String>> {
+    let mut names: Vec<String> = Vec::new();
+    loop {
+        let (name, at) = c.name(expected)?;
+        if names.contains(&name) {
+            return Err(c.invalid(at, Problem::DuplicateColumn { column: name }));
+        }
+        names.push(name);
+        if !c.eat_punct(Punct::Comma) {
+            return Ok(names);
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! The pure half of `ringstore-cli`, the SQL-style client of the node: scripts split into
+//! statements and parsed ([`parse_script`]), literals typed by their field ([`to_value`]), and
+//! results printed as a table or JSON ([`output`]). Nothing here touches the network; the binary
+//! sends the parsed statements through the protocol client.
+//!
+//! # Scripts
+//!
+//! A script is an `-e` text, a `-f` file or one interactive input. Statements are separated by
+//! `;` (a `;` inside a quoted string or name, or in a comment, separates nothing; the last `;` is
+//! optional); whitespace and `--` comments may stand between any two tokens. An admin CLI block
+//! (the Oracle NoSQL script of the seed document: lines of `table create`, `add-field`,
+//! `primary-key`, `shard-key`, `exit`, `plan add-table` and `##` comments) is one statement that
+//! needs no `;`; see `admin.rs` for where it ends. SQL DDL and admin blocks go to the
+//! server verbatim as [`Statement::Ddl`]; the server's DDL parser (`ringstore_storage::ddl`)
+//! checks them.
+//!
+//! # Grammar
+//!
+//! Keywords match in any case and only as whole words; names are case-sensitive.
+//!
+//! ```text
+//! script     = { ";" } [ statement { ";" { ";" } [ statement ] } ] ;   (* admin blocks need no ";" *)
+//! statement  = admin_block | select | upsert | delete | describe | stats | topology | sql_ddl ;
+//! select     = SELECT ( "*" | name { "," name } ) FROM name [ WHERE conditions ]
+//!              [ ORDER BY name [ ASC | DESC ] ] [ LIMIT whole ] [ ALLOW FULL SCAN ] ;
+//! upsert     = UPSERT INTO name "(" name { "," name } ")" VALUES row { "," row } ;
+//! row        = "(" literal { "," literal } ")" ;                  (* one literal per column *)
+//! delete     = DELETE FROM name WHERE conditions ;
+//! describe   = ( DESCRIBE | DESC ) [ TABLE ] name ;
+//! stats      = [ SHOW ] STATS ;
+//! topology   = [ SHOW ] TOPOLOGY ;
+//! sql_ddl    = ( CREATE | DROP | ALTER | TRUNCATE | SHOW ) { token } ;  (* sent verbatim *)
+//! conditions = condition { AND condition } ;
+//! condition  = name ( "=" | "<" | "<=" | ">" | ">=" ) literal
+//!            | name BETWEEN literal AND literal
+//!            | literal ( "=" | "<" | "<=" | ">" | ">=" ) name [ ( "<" | "<=" | ">" | ">=" ) literal ] ;
+//! literal    = number | string | binary | TRUE | FALSE | NULL | symbol ;
+//! number     = [ "+" | "-" ] ( digits [ "." { digit } ] | "." digits ) [ ( "e" | "E" ) [ "+" | "-" ] digits ] ;
+//! string     = "'" { any character but "'" | "''" } "'" ;
+//! binary     = ( "x" | "X" ) "'" { hex hex } "'" ;
+//! name       = word | '"' { any character but '"' and line breaks } '"' ;
+//! symbol     = word ;                                            (* an ENUM value *)
+//! word       = ( letter | "_" ) { letter | digit | "_" } ;        (* not a reserved word *)
+//! ```
+//!
+//! The reserved words (`SELECT FROM WHERE AND ORDER BY LIMIT ALLOW VALUES INTO BETWEEN TRUE FALSE
+//! NULL`) are names only in double quotes. A WHERE clause holds equalities plus bounds on at most
+//! one range field (at most one lower and one upper bound); `123 < orderid < 456` is the Lindorm
+//! form of two bounds, and BETWEEN is two inclusive bounds. With a range, ORDER BY must name the
+//! range field. Every limit is in [`limits`].
+
+mod admin;
+mod conditions;
+mod cursor;
+mod dml;
+pub mod error;
+mod lex;
+pub mod limits;
+pub mod literal;
+pub mod output;
+pub mod statement;
+mod timestamp;
+
+pub use error::{Place, Problem, StatementError};
+pub use literal::{to_optional_value, to_value, Literal, LiteralError};
+pub use output::Format;
+pub use statement::{parse_script, RangeSpec, Select, Statement};

@@ -1,0 +1,574 @@
+//! A script (an `-e` text, a `-f` file, or one interactive input) split into statements and
+//! parsed; see the grammar in [`super`].
+//!
+//! Splitting walks the script once. Between statements it skips whitespace, `--` comments and
+//! empty statements (`;`). A statement that starts with `##` or an admin CLI command start is an
+//! admin CLI block (`admin.rs`): its text goes to the server verbatim as one
+//! [`Statement::Ddl`], and a block of `##` comments alone is skipped. Any other statement is
+//! lexed (`lex.rs`) up to a `;` outside quotes, or the end of the script, and parsed by its
+//! first word: SQL DDL verbs pass the statement's text verbatim, the DML verbs are parsed here.
+
+use std::ops::Bound;
+
+use super::admin;
+use super::cursor::{Cursor, Result};
+use super::dml;
+use super::error::{Place, StatementError};
+use super::lex::{self, Kind, Punct, Token};
+use super::limits::{SCRIPT_BYTES_MAX, STATEMENT_BYTES_MAX};
+pub use super::literal::Literal;
+
+/// One statement of a script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Statement {
+    /// DDL the server parses, passed verbatim: a SQL `CREATE`, `DROP`, `ALTER`, `TRUNCATE` or
+    /// `SHOW` statement (without its `;`), or a whole admin CLI script block.
+    Ddl(String),
+    /// `UPSERT INTO t (a, b) VALUES (1, 'x'), (2, 'y')`; every row has one literal per column.
+    Upsert {
+        table: String,
+        columns: Vec<String>,
+        rows: Vec<Vec<Literal>>,
+    },
+    Select(Select),
+    /// `DELETE FROM t WHERE <equalities> [AND <range>]`.
+    Delete {
+        table: String,
+        key: Vec<(String, Literal)>,
+        range: Option<RangeSpec>,
+    },
+    /// `DESCRIBE t`, `DESC t`, `DESCRIBE TABLE t`.
+    Describe {
+        table: String,
+    },
+    /// `STATS` or `SHOW STATS`.
+    Stats,
+    /// `TOPOLOGY` or `SHOW TOPOLOGY`.
+    Topology,
+}
+
+/// `SELECT cols FROM t [WHERE ...] [ORDER BY f [ASC|DESC]] [LIMIT n] [ALLOW FULL SCAN]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Select {
+    pub table: String,
+    /// None for `*`.
+    pub columns: Option<Vec<String>>,
+    /// Equalities, in the order written.
+    pub key: Vec<(String, Literal)>,
+    pub range: Option<RangeSpec>,
+    /// The field ORDER BY names. With a range it is the range field (checked here); without one
+    /// the caller checks it against the schema (the key field after the equalities).
+    pub order_by: Option<String>,
+    /// ORDER BY ... DESC.
+    pub descending: bool,
+    pub limit: Option<u64>,
+    /// A trailing `ALLOW FULL SCAN`.
+    pub allow_full_scan: bool,
+}
+
+/// A range of one field's values, in value order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RangeSpec {
+    pub field: String,
+    pub start: Bound<Literal>,
+    pub end: Bound<Literal>,
+}
+
+/// Splits `text` into statements and parses each; the first error stops the parse.
+pub fn parse_script(text: &str) -> std::result::Result<Vec<Statement>, StatementError> {
+    if text.len() > SCRIPT_BYTES_MAX {
+        return Err(StatementError::ScriptTooLong { bytes: text.len() });
+    }
+    let mut statements = Vec::new();
+    let mut pos = 0;
+    loop {
+        pos = lex::skip_gap(text, pos);
+        let Some(first) = text[pos..].chars().next() else { return Ok(statements) };
+        let number = statements.len() + 1;
+        if first == ';' {
+            pos += 1;
+        } else if admin::starts_block(&text[pos..]) {
+            let block = admin::block(text, pos);
+            let source = text[pos..block.end].trim_end();
+            check_len(text, number, pos, source.len())?;
+            if block.has_command {
+                statements.push(Statement::Ddl(source.to_owned()));
+            }
+            pos = block.end;
+        } else {
+            let tokens = sql_tokens(text, number, &mut pos)?;
+            statements.push(sql_statement(&mut Cursor::new(text, &tokens, number))?);
+        }
+    }
+}
+
+/// The tokens of the SQL statement at `*pos`, up to its `;` (skipped) or the end of the text.
+fn sql_tokens(text: &str, number: usize, pos: &mut usize) -> Result<Vec<Token>> {
+    let start = *pos;
+    let mut tokens = Vec::new();
+    loop {
+        *pos = lex::skip_gap(text, *pos);
+        let token = lex::token_at(text, *pos).map_err(|u| unterminated(text, number, u))?;
+        let Some(token) = token else { return Ok(tokens) };
+        check_len(text, number, start, token.end - start)?;
+        *pos = token.end;
+        if token.kind == Kind::Punct(Punct::Semicolon) {
+            return Ok(tokens);
+        }
+        tokens.push(token);
+    }
+}
+
+fn check_len(text: &str, number: usize, start: usize, bytes: usize) -> Result<()> {
+    if bytes <= STATEMENT_BYTES_MAX {
+        return Ok(());
+    }
+    Err(StatementError::Limit {
+        at: Place::at(text, number, start),
+        what: "the statement's length in bytes",
+        found: bytes,
+        limit_name: "STATEMENT_BYTES_MAX",
+        limit: STATEMENT_BYTES_MAX,
+    })
+}
+
+fn unterminated(text: &str, number: usize, u: lex::Unterminated) -> StatementError {
+    let what = if u.quote == '"' { "name" } else { "string" };
+    StatementError::Syntax {
+        at: Place::at(text, number, u.start),
+        expected: format!("a closing {} for this quoted {what}", u.quote),
+        found: if u.quote == '"' { "the end of the line" } else { "the end of the script" }
+            .to_owned(),
+    }
+}
+
+/// SQL DDL verbs: a statement starting with one goes to the server verbatim.
+const DDL_VERBS: [&str; 5] = ["CREATE", "DROP", "ALTER", "TRUNCATE", "SHOW"];
+
+const STATEMENT_EXPECTED: &str = "a statement: SELECT, UPSERT, DELETE, DESCRIBE, STATS, \
+     TOPOLOGY, CREATE, DROP, ALTER, TRUNCATE, SHOW, or an admin CLI script";
+
+/// One SQL statement, by its first word.
+fn sql_statement(c: &mut Cursor<'_>) -> Result<Statement> {
+    if c.eat_keyword("SELECT") {
+        return dml::select(c).map(Statement::Select);
+    }
+    if c.eat_keyword("UPSERT") {
+        return dml::upsert(c);
+    }
+    if c.eat_keyword("DELETE") {
+        return dml::delete(c);
+    }
+    if c.eat_keyword("DESCRIBE") || c.eat_keyword("DESC") {
+        return dml::describe(c);
+    }
+    let show = c.at_keyword("SHOW");
+    if let Some(statement) = listing(c)? {
+        return Ok(statement);
+    }
+    if show || DDL_VERBS.iter().any(|verb| c.at_keyword(verb)) {
+        return Ok(Statement::Ddl(c.source().to_owned()));
+    }
+    Err(c.syntax(STATEMENT_EXPECTED))
+}
+
+/// `[SHOW] STATS` or `[SHOW] TOPOLOGY`; None (and nothing consumed) for anything else.
+fn listing(c: &mut Cursor<'_>) -> Result<Option<Statement>> {
+    let mut probe = Cursor::clone(c);
+    probe.eat_keyword("SHOW");
+    let statement = if probe.eat_keyword("STATS") {
+        Statement::Stats
+    } else if probe.eat_keyword("TOPOLOGY") {
+        Statement::Topology
+    } else {
+        return Ok(None);
+    };
+    probe.finish("")?;
+    *c = probe;
+    Ok(Some(statement))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::error::Problem;
+
+    fn num(text: &str) -> Literal {
+        Literal::Number(text.to_owned())
+    }
+
+    fn string(text: &str) -> Literal {
+        Literal::String(text.to_owned())
+    }
+
+    fn key(pairs: &[(&str, Literal)]) -> Vec<(String, Literal)> {
+        pairs.iter().map(|(f, l)| ((*f).to_owned(), l.clone())).collect()
+    }
+
+    fn range(field: &str, start: Bound<Literal>, end: Bound<Literal>) -> Option<RangeSpec> {
+        Some(RangeSpec { field: field.to_owned(), start, end })
+    }
+
+    fn one(text: &str) -> Statement {
+        let mut statements = parse_script(text).expect("parses");
+        assert_eq!(statements.len(), 1, "{statements:?}");
+        statements.remove(0)
+    }
+
+    fn select(text: &str) -> Select {
+        match one(text) {
+            Statement::Select(select) => select,
+            other => panic!("not a SELECT: {other:?}"),
+        }
+    }
+
+    fn error(text: &str) -> StatementError {
+        parse_script(text).expect_err("does not parse")
+    }
+
+    fn plain_select(table: &str) -> Select {
+        Select {
+            table: table.to_owned(),
+            columns: None,
+            key: Vec::new(),
+            range: None,
+            order_by: None,
+            descending: false,
+            limit: None,
+            allow_full_scan: false,
+        }
+    }
+
+    #[test]
+    fn the_lindorm_scan_newest_first() {
+        let s = select(
+            "SELECT * FROM table WHERE userid='abc' AND 123<orderid<456 ORDER BY orderid DESC",
+        );
+        assert_eq!(
+            s,
+            Select {
+                key: key(&[("userid", string("abc"))]),
+                range: range("orderid", Bound::Excluded(num("123")), Bound::Excluded(num("456"))),
+                order_by: Some("orderid".into()),
+                descending: true,
+                ..plain_select("table")
+            }
+        );
+    }
+
+    #[test]
+    fn the_lindorm_get() {
+        let s = select("SELECT * FROM table WHERE userid='abc' AND orderid=123");
+        let expected = key(&[("userid", string("abc")), ("orderid", num("123"))]);
+        assert_eq!(s, Select { key: expected, ..plain_select("table") });
+    }
+
+    #[test]
+    fn select_clauses() {
+        let s = select(
+            "select a, \"LIMIT\" from t where a = -1.5e3 and 5 <= b and b < 9 \
+             order by b asc limit 10 allow full scan",
+        );
+        assert_eq!(
+            s,
+            Select {
+                columns: Some(vec!["a".into(), "LIMIT".into()]),
+                key: key(&[("a", num("-1.5e3"))]),
+                range: range("b", Bound::Included(num("5")), Bound::Excluded(num("9"))),
+                order_by: Some("b".into()),
+                limit: Some(10),
+                allow_full_scan: true,
+                ..plain_select("t")
+            }
+        );
+        let s = select("SELECT * FROM t WHERE 7 = a AND b BETWEEN 'x' AND 'y'");
+        assert_eq!(s.key, key(&[("a", num("7"))]));
+        assert_eq!(s.range, range("b", Bound::Included(string("x")), Bound::Included(string("y"))));
+        let s = select("SELECT * FROM t WHERE 456 > b >= 123");
+        assert_eq!(s.range, range("b", Bound::Included(num("123")), Bound::Excluded(num("456"))));
+        let s = select("SELECT * FROM t WHERE c = red AND d = TRUE AND e = x'0aff' AND f >= NULL");
+        assert_eq!(
+            s.key,
+            key(&[
+                ("c", Literal::Symbol("red".into())),
+                ("d", Literal::Boolean(true)),
+                ("e", Literal::Binary(vec![0x0a, 0xff]))
+            ])
+        );
+        assert_eq!(s.range, range("f", Bound::Included(Literal::Null), Bound::Unbounded));
+        assert!(select("SELECT * FROM t ALLOW FULL SCAN").allow_full_scan);
+        assert_eq!(select("SELECT * FROM t ORDER BY k DESC LIMIT 0").limit, Some(0));
+    }
+
+    #[test]
+    fn upsert_rows() {
+        let statement = one("UPSERT INTO t (a, b) VALUES (1, 'x'), (-2, 'it''s; fine')");
+        assert_eq!(
+            statement,
+            Statement::Upsert {
+                table: "t".into(),
+                columns: vec!["a".into(), "b".into()],
+                rows: vec![vec![num("1"), string("x")], vec![num("-2"), string("it's; fine")]],
+            }
+        );
+        let statement = one("upsert into t (a) values (NULL), (x''), (FALSE)");
+        let Statement::Upsert { rows, .. } = statement else { panic!("{statement:?}") };
+        assert_eq!(
+            rows,
+            [vec![Literal::Null], vec![Literal::Binary(Vec::new())], vec![Literal::Boolean(false)]]
+        );
+    }
+
+    #[test]
+    fn delete_describe_stats_topology() {
+        assert_eq!(
+            one("DELETE FROM myProducts WHERE productName = 'hat' AND productType >= 'a'"),
+            Statement::Delete {
+                table: "myProducts".into(),
+                key: key(&[("productName", string("hat"))]),
+                range: range("productType", Bound::Included(string("a")), Bound::Unbounded),
+            }
+        );
+        let describe = |t: &str| Statement::Describe { table: t.into() };
+        assert_eq!(one("DESCRIBE t"), describe("t"));
+        assert_eq!(one("desc t;"), describe("t"));
+        assert_eq!(one("DESCRIBE TABLE t"), describe("t"));
+        assert_eq!(one("DESCRIBE TABLE"), describe("TABLE"));
+        assert_eq!(one("STATS"), Statement::Stats);
+        assert_eq!(one("show stats"), Statement::Stats);
+        assert_eq!(one("Topology"), Statement::Topology);
+        assert_eq!(one("SHOW TOPOLOGY;"), Statement::Topology);
+    }
+
+    #[test]
+    fn sql_ddl_goes_verbatim() {
+        let script = "CREATE TABLE t (a STRING, b ENUM(x, y), PRIMARY KEY (SHARD(a), b DESC)) \
+                      USING TTL 5 DAYS;\n  drop table if exists \"t;2\" -- gone\n;SHOW TABLES";
+        let statements = parse_script(script).expect("parses");
+        assert_eq!(
+            statements,
+            [
+                Statement::Ddl(
+                    "CREATE TABLE t (a STRING, b ENUM(x, y), PRIMARY KEY (SHARD(a), b DESC)) \
+                     USING TTL 5 DAYS"
+                        .into()
+                ),
+                Statement::Ddl("drop table if exists \"t;2\"".into()),
+                Statement::Ddl("SHOW TABLES".into()),
+            ]
+        );
+        assert_eq!(
+            one("ALTER TABLE t ADD c <weird> !"),
+            Statement::Ddl("ALTER TABLE t ADD c <weird> !".into())
+        );
+        for statement in &statements[..1] {
+            let Statement::Ddl(text) = statement else { panic!() };
+            ringstore_storage::ddl::parse(text).expect("the server parses it");
+        }
+    }
+
+    #[test]
+    fn separators_comments_and_quotes() {
+        let script = "-- leading comment\n;; SELECT * FROM t WHERE a = ';' -- not ; a separator\n\
+                      ;\n\n STATS ; -- trailing\n";
+        let statements = parse_script(script).expect("parses");
+        let s = Select { key: key(&[("a", string(";"))]), ..plain_select("t") };
+        assert_eq!(statements, [Statement::Select(s), Statement::Stats]);
+        assert_eq!(parse_script("  -- nothing\n ;;").expect("empty"), []);
+        assert_eq!(parse_script("").expect("empty"), []);
+    }
+
+    /// The two scripts exactly as the seed document (001_22dd47f933f68d02.txt) holds them, one
+    /// line each; the `\` continuations are Rust syntax, the strings have no line break.
+    const SEED_SINGLE_KEY_SCRIPT: &str =
+        "## Enter into table creation mode table create -name myProducts ## Now add the fields \
+         add-field -type STRING -name productName add-field -type STRING -name productType \
+         add-field -type ENUM -name color -enum-values blue,green,red add-field -type ENUM -name \
+         size -enum-values small,medium,blue add-field -type INTEGER -name inventoryCount ## A \
+         primary key must be defined for every table ## Here, we will define field 'productName' \
+         as the primary key. primary-key -field productName ## Exit table creation mode exit ## \
+         Add the table to the store. Use the -wait flag to ## force the script to wait for the \
+         plan to complete ## before doing anything else. plan add-table -name myProducts -wait";
+
+    const SEED_THREE_KEY_SCRIPT: &str =
+        "## Enter into table creation mode table create -name myProducts ## Now add the fields \
+         add-field -type STRING -name productName add-field -type STRING -name productType \
+         add-field -type STRING -name productClass add-field -type ENUM -name color -enum-values \
+         blue,green,red add-field -type ENUM -name size -enum-values small,medium,large add-field \
+         -type INTEGER -name inventoryCount ## A primary key must be defined for every table \
+         primary-key -field productName -field productType -field productClass ## Exit table \
+         creation mode exit ## Add the table to the store. Use the -wait flag to ## force the \
+         script to wait for the plan to complete ## before doing anything else. plan add-table \
+         -name myProducts -wait";
+
+    /// The seed scripts above are the document's text: checked when the seed folder sits beside
+    /// the repository, as it does on developer machines and in CI.
+    #[test]
+    fn the_seed_scripts_are_the_documents() {
+        let path =
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/seeds/001_22dd47f933f68d02.txt");
+        let Ok(document) = std::fs::read_to_string(path) else { return };
+        assert!(document.contains(SEED_SINGLE_KEY_SCRIPT));
+        assert!(document.contains(SEED_THREE_KEY_SCRIPT));
+    }
+
+    #[test]
+    fn seed_scripts_are_one_ddl_statement_each() {
+        for script in [SEED_SINGLE_KEY_SCRIPT, SEED_THREE_KEY_SCRIPT] {
+            assert_eq!(one(script), Statement::Ddl(script.to_owned()));
+            assert_eq!(one(&format!("{script};")), Statement::Ddl(script.to_owned()));
+            let created = ringstore_storage::ddl::parse(script).expect("the server parses it");
+            assert_eq!(created.len(), 1);
+        }
+    }
+
+    #[test]
+    fn admin_blocks_mix_with_sql() {
+        let block = "## Enter into table creation mode; then add fields\n\
+                     table create -name t\n\
+                     add-field -type STRING -name a\n\
+                     \n\
+                     primary-key -field a\n\
+                     exit\n\
+                     plan add-table -name t -wait";
+        let script = format!(
+            "DROP TABLE IF EXISTS t;\n{block}\nUPSERT INTO t (a) VALUES ('x');\n\
+             ## a comment alone is no statement\n\
+             SELECT * FROM t WHERE a = 'x';\n{SEED_SINGLE_KEY_SCRIPT}; STATS"
+        );
+        let statements = parse_script(&script).expect("parses");
+        assert_eq!(statements.len(), 6, "{statements:?}");
+        assert_eq!(statements[0], Statement::Ddl("DROP TABLE IF EXISTS t".into()));
+        assert_eq!(statements[1], Statement::Ddl(block.into()));
+        assert!(matches!(statements[2], Statement::Upsert { .. }));
+        assert!(matches!(statements[3], Statement::Select(_)));
+        assert_eq!(statements[4], Statement::Ddl(SEED_SINGLE_KEY_SCRIPT.into()));
+        assert_eq!(statements[5], Statement::Stats);
+        let Statement::Ddl(text) = &statements[1] else { panic!() };
+        assert_eq!(ringstore_storage::ddl::parse(text).expect("the server parses it").len(), 1);
+    }
+
+    #[test]
+    fn crlf_scripts_and_statement_numbers() {
+        let script = "## setup only\r\ntable create -name t\r\nadd-field -type LONG -name k\r\n\
+                      primary-key -field k\r\nexit\r\nplan add-table -name t\r\n\
+                      SELECT * FROM t\r\n WHERE k = 1;\r\n## note\r\nSELECT * FORM t";
+        let e = error(script);
+        let at = e.place().expect("a place");
+        assert_eq!((at.statement, at.line, at.column), (3, 10, 10), "{e}");
+        let statements = parse_script(&script[..script.rfind("## note").expect("x")]).expect("ok");
+        let Statement::Ddl(block) = &statements[0] else { panic!("{statements:?}") };
+        assert!(block.ends_with("plan add-table -name t"), "{block:?}");
+        assert_eq!(ringstore_storage::ddl::parse(block).expect("the server parses it").len(), 1);
+        assert!(matches!(&statements[1], Statement::Select(s) if s.key.len() == 1));
+    }
+
+    #[test]
+    fn syntax_errors_say_where_and_what() {
+        let e = error("STATS;\nSELECT * FORM t");
+        assert_eq!(
+            e.to_string(),
+            "statement 2, line 2, column 10 (byte 16): expected FROM, found \"FORM\""
+        );
+        assert_eq!(e.code(), 801);
+        let e = error("SELECT * FROM t WHERE a = 1 LIMIT 5 x");
+        assert_eq!(
+            e,
+            StatementError::Syntax {
+                at: Place { statement: 1, offset: 36, line: 1, column: 37 },
+                expected: "ALLOW FULL SCAN or the end of the statement".into(),
+                found: "\"x\"".into(),
+            }
+        );
+        let e = error("SELECT * FROM t WHERE a = 1 b");
+        assert!(e
+            .to_string()
+            .contains("expected AND, ORDER BY, LIMIT, ALLOW FULL SCAN or the end"));
+        let e = error("SELECT * FROM t WHERE a <> 1");
+        assert!(e.to_string().ends_with("expected a comparison: =, <, <=, > or >=, found \"<>\""));
+        let e = error("UPSERT INTO t (a) VALUES (12ab)");
+        assert!(e.to_string().ends_with("found \"12ab\""), "{e}");
+        let e = error("UPSERT INTO t (a) VALUES (x'0')");
+        assert!(e.to_string().contains("expected x'...' with an even number of hex digits"));
+        let e = error("SELECT * FROM t WHERE a = 'open");
+        assert_eq!(
+            e.to_string(),
+            "statement 1, line 1, column 27 (byte 26): expected a closing ' for this quoted string, \
+             found the end of the script"
+        );
+        let e = error("INSERT INTO t (a) VALUES (1)");
+        assert!(e.to_string().contains("expected a statement: SELECT, UPSERT"), "{e}");
+        let e = error("SELECT FROM t");
+        assert!(e.to_string().ends_with("expected * or a column name, found \"FROM\""), "{e}");
+        let e = error("DELETE FROM t");
+        assert!(e.to_string().ends_with("expected WHERE, found the end of the statement"), "{e}");
+        let e = error("SELECT * FROM t WHERE 1 < a < 2 < 3");
+        assert!(e.to_string().contains("found \"<\""), "{e}");
+        let e = error("STATS now");
+        assert!(e.to_string().ends_with("expected the end of the statement, found \"now\""), "{e}");
+    }
+
+    #[test]
+    fn contradictions_are_invalid() {
+        let problem = |text: &str| match error(text) {
+            StatementError::Invalid { problem, at } => (problem, at.offset),
+            other => panic!("{other:?}"),
+        };
+        let field = |f: &str| f.to_owned();
+        assert_eq!(
+            problem("SELECT * FROM t WHERE a = 1 AND a = 2"),
+            (Problem::FieldTwice { field: field("a") }, 32)
+        );
+        assert_eq!(
+            problem("SELECT * FROM t WHERE a > 1 AND a = 2"),
+            (Problem::EqualityAndRange { field: field("a") }, 32)
+        );
+        assert_eq!(
+            problem("SELECT * FROM t WHERE a > 1 AND b < 2"),
+            (Problem::SecondRangeField { range: field("a"), field: field("b") }, 32)
+        );
+        assert_eq!(
+            problem("SELECT * FROM t WHERE a > 1 AND 2 < a"),
+            (Problem::BoundTwice { field: field("a"), side: "lower" }, 36)
+        );
+        assert_eq!(
+            problem("SELECT * FROM t WHERE 1 < a > 2"),
+            (Problem::BoundTwice { field: field("a"), side: "lower" }, 26)
+        );
+        assert_eq!(
+            problem("SELECT * FROM t WHERE a > 1 ORDER BY b DESC"),
+            (Problem::OrderByNotRange { field: field("b"), range: field("a") }, 37)
+        );
+        assert_eq!(
+            problem("SELECT a, a FROM t"),
+            (Problem::DuplicateColumn { column: field("a") }, 10)
+        );
+        assert_eq!(
+            problem("UPSERT INTO t (a, b) VALUES (1, 2), (3)"),
+            (Problem::RowWidth { row: 2, values: 1, columns: 2 }, 36)
+        );
+    }
+
+    #[test]
+    fn limits_are_named() {
+        let rows = vec!["(1)"; crate::cli::limits::UPSERT_ROWS_MAX + 1].join(", ");
+        let e = error(&format!("UPSERT INTO t (a) VALUES {rows}"));
+        assert!(
+            e.to_string().ends_with(
+                "the number of rows of one UPSERT is 1001, over the limit UPSERT_ROWS_MAX = 1000"
+            ),
+            "{e}"
+        );
+        let ok = vec!["(1)"; crate::cli::limits::UPSERT_ROWS_MAX].join(", ");
+        assert!(parse_script(&format!("UPSERT INTO t (a) VALUES {ok}")).is_ok());
+        let long = format!("SELECT * FROM t WHERE a = '{}'", "x".repeat(STATEMENT_BYTES_MAX));
+        let e = error(&format!("STATS; {long}"));
+        assert_eq!(e.code(), 803);
+        assert!(e
+            .to_string()
+            .starts_with("statement 2, line 1, column 8 (byte 7): the statement's length"));
+        assert!(e.to_string().ends_with("over the limit STATEMENT_BYTES_MAX = 1048576"), "{e}");
+        let block = format!("table create -name t ## {}", "x".repeat(STATEMENT_BYTES_MAX));
+        assert_eq!(error(&block).code(), 803);
+    }
+}

@@ -1,0 +1,822 @@
+//! The daemon's settings: command-line flags, an optional TOML file (`--config FILE`), defaults.
+//!
+//! A flag given on the command line wins over the same key in the file, and the file wins over the
+//! default. Every TOML key is the flag's name with underscores (`--max-connections` is
+//! `max_connections`); an unknown key is refused with its name, so a typo cannot silently leave a
+//! default in place. Every default and bound is a named constant below, and every refusal says
+//! which setting was wrong and what its limit is. `docs/OPERATIONS.md` lists them all; this file
+//! and that table change together.
+
+use std::ffi::OsString;
+use std::fmt::Display;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use ringstore_net::frame::{FRAME_BODY_BYTES_DEFAULT, FRAME_BODY_BYTES_MAX, HEADER_BYTES};
+use ringstore_storage::constants::{
+    CACHE_CAPACITY_BYTES_DEFAULT, FLUSH_INTERVAL_MS_DEFAULT, SEGMENT_SIZE_BYTES_DEFAULT,
+};
+use ringstore_storage::table::{limits as table_limits, PartitionCount, TableError};
+use ringstore_storage::StoreConfig;
+use serde::Deserialize;
+
+/// Fewest shards (glommio executors, one store each).
+pub const SHARDS_MIN: usize = 1;
+/// Most shards: the partition map stores each partition's owner as a `u16`.
+pub const SHARDS_MAX: usize = table_limits::SHARDS_MAX as usize;
+
+/// Partitions of a new data directory unless `--partitions` says otherwise. The count is fixed
+/// when the directory is created; 256 leaves room to spread partitions over more shards later.
+pub const PARTITIONS_DEFAULT: u32 = 256;
+/// Most partitions the node accepts (the storage format allows more; the partition map and the
+/// Hello response carry one entry per partition, so the node keeps it smaller).
+pub const PARTITIONS_MAX: u32 = 65_536;
+
+/// io_uring buffer memory per executor, preallocated and locked (registered with the kernel).
+pub const IO_MEMORY_BYTES_DEFAULT: usize = 512 * 1024;
+/// glommio refuses to start a reactor when the process may lock less than 512 KiB, so the node
+/// never asks an executor for less.
+pub const IO_MEMORY_BYTES_MIN: usize = 512 * 1024;
+/// Most io_uring buffer memory per executor.
+pub const IO_MEMORY_BYTES_MAX: usize = 1 << 30;
+
+/// Smallest frame body limit: a frame must carry the largest row (1 MiB) with its key and fields.
+pub const FRAME_BODY_BYTES_MIN: u32 = 2 * 1024 * 1024;
+
+/// Connections the whole node accepts at once.
+pub const CONNECTIONS_MAX_DEFAULT: usize = 4096;
+pub const CONNECTIONS_MAX_MIN: usize = 1;
+pub const CONNECTIONS_MAX_MAX: usize = 1_000_000;
+
+/// Requests of one connection being executed at once; more wait in the socket.
+pub const INFLIGHT_PER_CONNECTION_DEFAULT: usize = 256;
+pub const INFLIGHT_PER_CONNECTION_MIN: usize = 1;
+pub const INFLIGHT_PER_CONNECTION_MAX: usize = 65_536;
+
+/// Requests being executed on one shard at once, its own and forwarded ones together.
+pub const INFLIGHT_PER_SHARD_DEFAULT: usize = 8192;
+pub const INFLIGHT_PER_SHARD_MIN: usize = 1;
+pub const INFLIGHT_PER_SHARD_MAX: usize = 1 << 20;
+
+/// Response bytes queued for one connection before the node stops reading its requests.
+pub const OUTPUT_BUFFER_BYTES_DEFAULT: usize = 16 * 1024 * 1024;
+/// The lower bound is not a constant: one largest frame (`max_frame_bytes` + header) must fit.
+pub const OUTPUT_BUFFER_BYTES_MAX: usize = 1 << 30;
+
+/// A frame that has started arriving must be complete within this many milliseconds.
+pub const READ_TIMEOUT_MS_DEFAULT: u64 = 30_000;
+pub const READ_TIMEOUT_MS_MIN: u64 = 1;
+pub const READ_TIMEOUT_MS_MAX: u64 = 3_600_000;
+
+/// A connection without a request for this many milliseconds is closed; 0 means never.
+pub const IDLE_TIMEOUT_MS_DEFAULT: u64 = 0;
+pub const IDLE_TIMEOUT_MS_MAX: u64 = 7 * 24 * 3_600_000;
+
+/// Capacity of each cross-shard channel (requests forwarded to the owning shard).
+pub const FORWARD_QUEUE_DEFAULT: usize = 1024;
+pub const FORWARD_QUEUE_MIN: usize = 1;
+pub const FORWARD_QUEUE_MAX: usize = 65_536;
+
+/// The tracing filter unless `--log` says otherwise.
+pub const LOG_DEFAULT: &str = "info";
+
+const _: () = assert!(SHARDS_MIN >= 1 && SHARDS_MAX <= PARTITIONS_MAX as usize);
+const _: () = assert!(PARTITIONS_DEFAULT >= 1 && PARTITIONS_DEFAULT <= PARTITIONS_MAX);
+const _: () = assert!(PARTITIONS_MAX <= table_limits::PARTITIONS_MAX);
+const _: () = assert!(IO_MEMORY_BYTES_MIN <= IO_MEMORY_BYTES_DEFAULT);
+const _: () = assert!(IO_MEMORY_BYTES_DEFAULT <= IO_MEMORY_BYTES_MAX);
+const _: () = assert!(
+    (FRAME_BODY_BYTES_MIN as usize) > table_limits::ROW_BYTES_MAX + table_limits::KEY_BYTES_MAX
+);
+const _: () = assert!(FRAME_BODY_BYTES_MIN <= FRAME_BODY_BYTES_DEFAULT);
+const _: () = assert!(CONNECTIONS_MAX_MIN <= CONNECTIONS_MAX_DEFAULT);
+const _: () = assert!(CONNECTIONS_MAX_DEFAULT <= CONNECTIONS_MAX_MAX);
+const _: () = assert!(INFLIGHT_PER_CONNECTION_MIN <= INFLIGHT_PER_CONNECTION_DEFAULT);
+const _: () = assert!(INFLIGHT_PER_CONNECTION_DEFAULT <= INFLIGHT_PER_CONNECTION_MAX);
+const _: () = assert!(INFLIGHT_PER_SHARD_MIN <= INFLIGHT_PER_SHARD_DEFAULT);
+const _: () = assert!(INFLIGHT_PER_SHARD_DEFAULT <= INFLIGHT_PER_SHARD_MAX);
+// A connection's in-flight requests all run on its shard, so the defaults must fit together.
+const _: () = assert!(INFLIGHT_PER_CONNECTION_DEFAULT <= INFLIGHT_PER_SHARD_DEFAULT);
+const _: () = assert!(INFLIGHT_PER_CONNECTION_MAX <= INFLIGHT_PER_SHARD_MAX);
+// The output buffer must hold one largest response, for every allowed frame limit.
+const _: () =
+    assert!(OUTPUT_BUFFER_BYTES_DEFAULT >= FRAME_BODY_BYTES_DEFAULT as usize + HEADER_BYTES);
+const _: () = assert!(OUTPUT_BUFFER_BYTES_MAX >= FRAME_BODY_BYTES_MAX as usize + HEADER_BYTES);
+const _: () = assert!(READ_TIMEOUT_MS_MIN <= READ_TIMEOUT_MS_DEFAULT);
+const _: () = assert!(READ_TIMEOUT_MS_DEFAULT <= READ_TIMEOUT_MS_MAX);
+const _: () = assert!(FORWARD_QUEUE_MIN <= FORWARD_QUEUE_DEFAULT);
+const _: () = assert!(FORWARD_QUEUE_DEFAULT <= FORWARD_QUEUE_MAX);
+
+/// Why the settings were refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A bad command line, or `--help` / `--version`: clap's own message. `main` calls
+    /// [`clap::Error::exit`], which prints it and exits with clap's code (0 for help and version).
+    #[error(transparent)]
+    Args(#[from] clap::Error),
+    #[error("cannot read config file {path}: {source}")]
+    ReadFile { path: PathBuf, source: std::io::Error },
+    #[error("config file {path}: {source}")]
+    ParseFile { path: PathBuf, source: Box<toml::de::Error> },
+    #[error("{setting} is required: pass {flag} or set `{setting}` in the config file")]
+    Missing { setting: &'static str, flag: &'static str },
+    #[error("{setting} {value} is out of range; it must be {min}..={max}")]
+    OutOfRange { setting: &'static str, value: u64, min: u64, max: u64 },
+    #[error("{setting} {value} {why}")]
+    Invalid { setting: &'static str, value: String, why: String },
+    #[error("partitions: {source}")]
+    Partitions { source: TableError },
+    #[error("store settings: {source}")]
+    Store { source: ringstore_storage::Error },
+    #[error(
+        "{shards} shards x io_memory {io_memory_bytes} bytes = {total_bytes} bytes of locked \
+         memory, above this process's RLIMIT_MEMLOCK soft limit of {limit_bytes} bytes; lower \
+         --shards or --io-memory, or raise the limit (production raises LimitMEMLOCK in the \
+         systemd unit, packaging/ringstore-node.service)"
+    )]
+    LockedMemory { shards: usize, io_memory_bytes: usize, total_bytes: u64, limit_bytes: u64 },
+    #[error("cannot read this process's RLIMIT_MEMLOCK: {source}")]
+    MemlockQuery { source: std::io::Error },
+}
+
+/// Per-connection and per-shard limits of the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest frame body accepted (`--max-frame-bytes`).
+    pub frame_body_bytes: u32,
+    /// Client connections of the whole node (`--max-connections`).
+    pub connections_max: usize,
+    /// Requests of one connection executing at once (`--max-inflight-per-connection`).
+    pub inflight_per_connection: usize,
+    /// Requests executing on one shard at once, forwarded ones included.
+    pub inflight_per_shard: usize,
+    /// Response bytes queued per connection before its requests stop being read.
+    pub output_buffer_bytes: usize,
+    /// A frame that has started arriving must be complete within this.
+    pub read_timeout_ms: u64,
+    /// A connection without a request for this long is closed; 0: never.
+    pub idle_timeout_ms: u64,
+    /// Capacity of each cross-shard channel.
+    pub forward_queue: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            frame_body_bytes: FRAME_BODY_BYTES_DEFAULT,
+            connections_max: CONNECTIONS_MAX_DEFAULT,
+            inflight_per_connection: INFLIGHT_PER_CONNECTION_DEFAULT,
+            inflight_per_shard: INFLIGHT_PER_SHARD_DEFAULT,
+            output_buffer_bytes: OUTPUT_BUFFER_BYTES_DEFAULT,
+            read_timeout_ms: READ_TIMEOUT_MS_DEFAULT,
+            idle_timeout_ms: IDLE_TIMEOUT_MS_DEFAULT,
+            forward_queue: FORWARD_QUEUE_DEFAULT,
+        }
+    }
+}
+
+impl Limits {
+    /// Checks every limit against its bounds and the relations between them.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let frame = self.frame_body_bytes;
+        in_range("max_frame_bytes", frame, FRAME_BODY_BYTES_MIN, FRAME_BODY_BYTES_MAX)?;
+        in_range(
+            "max_connections",
+            self.connections_max,
+            CONNECTIONS_MAX_MIN,
+            CONNECTIONS_MAX_MAX,
+        )?;
+        self.validate_inflight()?;
+        self.validate_output_buffer()?;
+        in_range(
+            "read_timeout_ms",
+            self.read_timeout_ms,
+            READ_TIMEOUT_MS_MIN,
+            READ_TIMEOUT_MS_MAX,
+        )?;
+        in_range("idle_timeout_ms", self.idle_timeout_ms, 0, IDLE_TIMEOUT_MS_MAX)?;
+        in_range("forward_queue", self.forward_queue, FORWARD_QUEUE_MIN, FORWARD_QUEUE_MAX)
+    }
+
+    fn validate_inflight(&self) -> Result<(), ConfigError> {
+        let (connection, shard) = (self.inflight_per_connection, self.inflight_per_shard);
+        in_range(
+            "max_inflight_per_connection",
+            connection,
+            INFLIGHT_PER_CONNECTION_MIN,
+            INFLIGHT_PER_CONNECTION_MAX,
+        )?;
+        in_range("max_inflight_per_shard", shard, INFLIGHT_PER_SHARD_MIN, INFLIGHT_PER_SHARD_MAX)?;
+        if connection > shard {
+            return Err(invalid(
+                "max_inflight_per_connection",
+                connection,
+                format!(
+                    "is above max_inflight_per_shard ({shard}); a connection's requests all run \
+                     on its shard, so it must be at most {shard}"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn validate_output_buffer(&self) -> Result<(), ConfigError> {
+        let min = self.frame_body_bytes as usize + HEADER_BYTES;
+        let value = self.output_buffer_bytes;
+        if (min..=OUTPUT_BUFFER_BYTES_MAX).contains(&value) {
+            return Ok(());
+        }
+        Err(invalid(
+            "max_output_buffer_bytes",
+            value,
+            format!(
+                "is out of range; it must be {min}..={OUTPUT_BUFFER_BYTES_MAX}: at least one \
+                 largest frame (max_frame_bytes {} + the {HEADER_BYTES}-byte header)",
+                self.frame_body_bytes
+            ),
+        ))
+    }
+}
+
+/// The daemon's settings after merging flags, file and defaults; [`NodeConfig::from_args`]
+/// returns only validated ones.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeConfig {
+    pub data_dir: PathBuf,
+    /// Port 0: the node picks free ports.
+    pub listen: SocketAddr,
+    pub shards: usize,
+    pub partitions: u32,
+    /// Where the Prometheus text endpoint listens, if anywhere.
+    pub metrics: Option<SocketAddr>,
+    /// Per executor.
+    pub io_memory_bytes: usize,
+    pub limits: Limits,
+    /// One shard's store: `cache_capacity_bytes`, `segment_size_bytes` and `flush_interval_ms`
+    /// come from the settings, the rest are the store's defaults.
+    pub store: StoreConfig,
+    /// A tracing `EnvFilter` directive.
+    pub log: String,
+}
+
+impl NodeConfig {
+    /// Parses the command line (`args` starts with the program name, like [`std::env::args_os`]),
+    /// reads the `--config` file if one is named, fills in defaults and validates the result,
+    /// including the locked-memory rule against this process's RLIMIT_MEMLOCK.
+    pub fn from_args<I, T>(args: I) -> Result<NodeConfig, ConfigError>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let flags = Settings::try_parse_from(args)?;
+        let file = match &flags.config {
+            Some(path) => Settings::from_file(path)?,
+            None => Settings::default(),
+        };
+        let config = flags.or(file).resolve()?;
+        config.validate()?;
+        config.check_locked_memory(memlock_soft_limit_bytes()?)?;
+        Ok(config)
+    }
+
+    /// Checks every setting against its bounds (not the locked-memory rule, which depends on the
+    /// process: [`NodeConfig::check_locked_memory`]).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        in_range("shards", self.shards, SHARDS_MIN, SHARDS_MAX)?;
+        self.validate_partitions()?;
+        in_range("io_memory", self.io_memory_bytes, IO_MEMORY_BYTES_MIN, IO_MEMORY_BYTES_MAX)?;
+        self.limits.validate()?;
+        self.store.validate().map_err(|source| ConfigError::Store { source })?;
+        self.validate_metrics()
+    }
+
+    fn validate_partitions(&self) -> Result<(), ConfigError> {
+        in_range("partitions", self.partitions, 1, PARTITIONS_MAX)?;
+        if (self.partitions as usize) < self.shards {
+            return Err(invalid(
+                "partitions",
+                self.partitions,
+                format!(
+                    "is below shards ({}); every shard owns at least one partition, so it must \
+                     be {}..={PARTITIONS_MAX}",
+                    self.shards, self.shards
+                ),
+            ));
+        }
+        PartitionCount::new(self.partitions)
+            .map_err(|source| ConfigError::Partitions { source })?;
+        Ok(())
+    }
+
+    fn validate_metrics(&self) -> Result<(), ConfigError> {
+        match self.metrics {
+            Some(metrics) if metrics == self.listen && metrics.port() != 0 => Err(invalid(
+                "metrics",
+                metrics,
+                "is the listen address; the metrics endpoint needs its own port".to_string(),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Locked memory the executors' io_uring buffers need: `shards * io_memory_bytes`.
+    pub fn locked_memory_bytes(&self) -> u64 {
+        (self.shards as u64).saturating_mul(self.io_memory_bytes as u64)
+    }
+
+    /// Refuses settings whose io_uring buffers would not fit under `limit_bytes` (the process's
+    /// RLIMIT_MEMLOCK soft limit; `None` is unlimited). glommio registers each executor's buffers
+    /// with the kernel, which locks them; past the limit it falls back to slow unregistered I/O
+    /// or fails, so the node refuses to start instead.
+    pub fn check_locked_memory(&self, limit_bytes: Option<u64>) -> Result<(), ConfigError> {
+        let total_bytes = self.locked_memory_bytes();
+        match limit_bytes {
+            Some(limit_bytes) if total_bytes > limit_bytes => Err(ConfigError::LockedMemory {
+                shards: self.shards,
+                io_memory_bytes: self.io_memory_bytes,
+                total_bytes,
+                limit_bytes,
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// This process's RLIMIT_MEMLOCK soft limit in bytes; `None` when unlimited.
+pub fn memlock_soft_limit_bytes() -> Result<Option<u64>, ConfigError> {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes one `rlimit` through the pointer, which points at a live local.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut limit) };
+    if rc != 0 {
+        return Err(ConfigError::MemlockQuery { source: std::io::Error::last_os_error() });
+    }
+    let soft: u64 = limit.rlim_cur;
+    Ok((soft != libc::RLIM_INFINITY).then_some(soft))
+}
+
+/// Shards unless `--shards` says otherwise: one per CPU this process may run on.
+pub fn shards_default() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(SHARDS_MIN, SHARDS_MAX)
+}
+
+fn in_range<V: Wide>(setting: &'static str, value: V, min: V, max: V) -> Result<(), ConfigError> {
+    let (value, min, max) = (value.wide(), min.wide(), max.wide());
+    if (min..=max).contains(&value) {
+        return Ok(());
+    }
+    Err(ConfigError::OutOfRange { setting, value, min, max })
+}
+
+/// The integer types of the settings, widened for range checks and messages.
+trait Wide: Copy {
+    fn wide(self) -> u64;
+}
+
+impl Wide for u32 {
+    fn wide(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+impl Wide for u64 {
+    fn wide(self) -> u64 {
+        self
+    }
+}
+
+impl Wide for usize {
+    fn wide(self) -> u64 {
+        self as u64
+    }
+}
+
+fn invalid(setting: &'static str, value: impl Display, why: String) -> ConfigError {
+    ConfigError::Invalid { setting, value: value.to_string(), why }
+}
+
+/// A help line that ends with the default, taken from the constant so the two cannot disagree.
+fn help(text: &str, default: impl Display) -> String {
+    format!("{text} [default: {default}]")
+}
+
+/// Everything a flag or the file may set; `None` where neither did. The field names are both the
+/// flags (`--max-connections`) and the TOML keys (`max_connections`).
+#[derive(Debug, Default, Parser, Deserialize)]
+#[command(name = "ringstore-node", version, about = "ringstore node daemon: one shard per core")]
+#[serde(deny_unknown_fields)]
+struct Settings {
+    /// TOML file with settings (keys are the flag names with underscores); flags win over it.
+    #[arg(long, value_name = "FILE")]
+    #[serde(skip)]
+    config: Option<PathBuf>,
+    /// Data directory (required); created if missing, locked while the node runs.
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Client address, IP:PORT (required); port 0 picks free ports.
+    #[arg(long, value_name = "IP:PORT")]
+    listen: Option<SocketAddr>,
+    #[arg(
+        long,
+        value_name = "N",
+        help = help("Shards (executors), one per core", "CPUs available")
+    )]
+    shards: Option<usize>,
+    #[arg(
+        long,
+        value_name = "N",
+        help = help("Partitions of a new data directory", PARTITIONS_DEFAULT)
+    )]
+    partitions: Option<u32>,
+    /// Prometheus text endpoint, IP:PORT [default: none].
+    #[arg(long, value_name = "IP:PORT")]
+    metrics: Option<SocketAddr>,
+    #[arg(
+        long,
+        value_name = "BYTES",
+        help = help("io_uring buffer bytes per executor", IO_MEMORY_BYTES_DEFAULT)
+    )]
+    io_memory: Option<usize>,
+    #[arg(long, value_name = "FILTER", help = help("tracing filter directive", LOG_DEFAULT))]
+    log: Option<String>,
+    #[arg(long, value_name = "BYTES", help = help("Largest frame body", FRAME_BODY_BYTES_DEFAULT))]
+    max_frame_bytes: Option<u32>,
+    #[arg(
+        long,
+        value_name = "N",
+        help = help("Connections of the whole node", CONNECTIONS_MAX_DEFAULT)
+    )]
+    max_connections: Option<usize>,
+    #[arg(
+        long,
+        value_name = "N",
+        help = help("Requests in flight per connection", INFLIGHT_PER_CONNECTION_DEFAULT)
+    )]
+    max_inflight_per_connection: Option<usize>,
+    #[arg(
+        long,
+        value_name = "N",
+        help = help("Requests in flight per shard", INFLIGHT_PER_SHARD_DEFAULT)
+    )]
+    max_inflight_per_shard: Option<usize>,
+    #[arg(
+        long,
+        value_name = "BYTES",
+        help = help("Queued response bytes per connection", OUTPUT_BUFFER_BYTES_DEFAULT)
+    )]
+    max_output_buffer_bytes: Option<usize>,
+    #[arg(
+        long,
+        value_name = "MS",
+        help = help("A started frame must arrive within", READ_TIMEOUT_MS_DEFAULT)
+    )]
+    read_timeout_ms: Option<u64>,
+    #[arg(
+        long,
+        value_name = "MS",
+        help = help("Close connections idle this long, 0 = never", IDLE_TIMEOUT_MS_DEFAULT)
+    )]
+    idle_timeout_ms: Option<u64>,
+    #[arg(
+        long,
+        value_name = "N",
+        help = help("Capacity of each cross-shard channel", FORWARD_QUEUE_DEFAULT)
+    )]
+    forward_queue: Option<usize>,
+    #[arg(
+        long,
+        value_name = "BYTES",
+        help = help("Record cache per shard, 0 = none", CACHE_CAPACITY_BYTES_DEFAULT)
+    )]
+    cache_capacity_bytes: Option<u64>,
+    #[arg(
+        long,
+        value_name = "BYTES",
+        help = help("Segment file size", SEGMENT_SIZE_BYTES_DEFAULT)
+    )]
+    segment_size_bytes: Option<u64>,
+    #[arg(
+        long,
+        value_name = "MS",
+        help = help("NoSync writes reach the disk within", FLUSH_INTERVAL_MS_DEFAULT)
+    )]
+    flush_interval_ms: Option<u64>,
+}
+
+impl Settings {
+    fn from_file(path: &Path) -> Result<Settings, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::ReadFile { path: path.to_owned(), source })?;
+        toml::from_str(&text).map_err(|source| ConfigError::ParseFile {
+            path: path.to_owned(),
+            source: Box::new(source),
+        })
+    }
+
+    /// Each setting from `self` where set, else from `file`.
+    fn or(self, file: Settings) -> Settings {
+        Settings {
+            config: self.config,
+            data_dir: self.data_dir.or(file.data_dir),
+            listen: self.listen.or(file.listen),
+            shards: self.shards.or(file.shards),
+            partitions: self.partitions.or(file.partitions),
+            metrics: self.metrics.or(file.metrics),
+            io_memory: self.io_memory.or(file.io_memory),
+            log: self.log.or(file.log),
+            max_frame_bytes: self.max_frame_bytes.or(file.max_frame_bytes),
+            max_connections: self.max_connections.or(file.max_connections),
+            max_inflight_per_connection: self
+                .max_inflight_per_connection
+                .or(file.max_inflight_per_connection),
+            max_inflight_per_shard: self.max_inflight_per_shard.or(file.max_inflight_per_shard),
+            max_output_buffer_bytes: self.max_output_buffer_bytes.or(file.max_output_buffer_bytes),
+            read_timeout_ms: self.read_timeout_ms.or(file.read_timeout_ms),
+            idle_timeout_ms: self.idle_timeout_ms.or(file.idle_timeout_ms),
+            forward_queue: self.forward_queue.or(file.forward_queue),
+            cache_capacity_bytes: self.cache_capacity_bytes.or(file.cache_capacity_bytes),
+            segment_size_bytes: self.segment_size_bytes.or(file.segment_size_bytes),
+            flush_interval_ms: self.flush_interval_ms.or(file.flush_interval_ms),
+        }
+    }
+
+    /// Fills in defaults; refuses a missing required setting. Bounds are checked afterwards.
+    fn resolve(self) -> Result<NodeConfig, ConfigError> {
+        let limits = self.limits();
+        let store = self.store();
+        Ok(NodeConfig {
+            data_dir: self
+                .data_dir
+                .ok_or(ConfigError::Missing { setting: "data_dir", flag: "--data-dir" })?,
+            listen: self
+                .listen
+                .ok_or(ConfigError::Missing { setting: "listen", flag: "--listen" })?,
+            shards: self.shards.unwrap_or_else(shards_default),
+            partitions: self.partitions.unwrap_or(PARTITIONS_DEFAULT),
+            metrics: self.metrics,
+            io_memory_bytes: self.io_memory.unwrap_or(IO_MEMORY_BYTES_DEFAULT),
+            limits,
+            store,
+            log: self.log.unwrap_or_else(|| LOG_DEFAULT.to_string()),
+        })
+    }
+
+    fn limits(&self) -> Limits {
+        let d = Limits::default();
+        Limits {
+            frame_body_bytes: self.max_frame_bytes.unwrap_or(d.frame_body_bytes),
+            connections_max: self.max_connections.unwrap_or(d.connections_max),
+            inflight_per_connection: self
+                .max_inflight_per_connection
+                .unwrap_or(d.inflight_per_connection),
+            inflight_per_shard: self.max_inflight_per_shard.unwrap_or(d.inflight_per_shard),
+            output_buffer_bytes: self.max_output_buffer_bytes.unwrap_or(d.output_buffer_bytes),
+            read_timeout_ms: self.read_timeout_ms.unwrap_or(d.read_timeout_ms),
+            idle_timeout_ms: self.idle_timeout_ms.unwrap_or(d.idle_timeout_ms),
+            forward_queue: self.forward_queue.unwrap_or(d.forward_queue),
+        }
+    }
+
+    fn store(&self) -> StoreConfig {
+        let d = StoreConfig::default();
+        StoreConfig {
+            cache_capacity_bytes: self.cache_capacity_bytes.unwrap_or(d.cache_capacity_bytes),
+            segment_size_bytes: self.segment_size_bytes.unwrap_or(d.segment_size_bytes),
+            flush_interval_ms: self.flush_interval_ms.unwrap_or(d.flush_interval_ms),
+            ..d
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    const REQUIRED: [&str; 4] = ["--data-dir", "/tmp/ringstore-test", "--listen", "127.0.0.1:7379"];
+
+    fn parse(extra: &[&str]) -> Result<NodeConfig, ConfigError> {
+        let args = ["ringstore-node"].iter().chain(REQUIRED.iter()).chain(extra.iter());
+        NodeConfig::from_args(args.copied())
+    }
+
+    fn refusal(extra: &[&str]) -> String {
+        match parse(extra) {
+            Ok(config) => panic!("{extra:?} accepted: {config:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// A config file with `text` in its own fresh directory under the system temp directory.
+    fn config_file(text: &str) -> PathBuf {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "ringstore-config-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        let path = dir.join("node.toml");
+        std::fs::write(&path, text).expect("write config file");
+        path
+    }
+
+    fn from_file(text: &str, extra: &[&str]) -> Result<NodeConfig, ConfigError> {
+        let path = config_file(text);
+        let path_arg = path.to_str().expect("utf-8 temp path").to_string();
+        let mut args = vec!["ringstore-node", "--config", &path_arg];
+        args.extend_from_slice(extra);
+        let result = NodeConfig::from_args(args);
+        if let Some(dir) = path.parent() {
+            std::fs::remove_dir_all(dir).expect("remove temp dir");
+        }
+        result
+    }
+
+    #[test]
+    fn flags_only_with_defaults() {
+        let config = parse(&["--shards", "2"]).expect("valid flags");
+        assert_eq!(config.data_dir, PathBuf::from("/tmp/ringstore-test"));
+        assert_eq!(config.listen, "127.0.0.1:7379".parse().expect("address"));
+        assert_eq!(config.shards, 2);
+        assert_eq!(config.partitions, PARTITIONS_DEFAULT);
+        assert_eq!(config.metrics, None);
+        assert_eq!(config.io_memory_bytes, IO_MEMORY_BYTES_DEFAULT);
+        assert_eq!(config.limits, Limits::default());
+        assert_eq!(config.store, StoreConfig::default());
+        assert_eq!(config.log, LOG_DEFAULT);
+    }
+
+    #[test]
+    fn every_flag_is_read() {
+        let config = parse(&[
+            "--shards=2",
+            "--partitions=64",
+            "--metrics=127.0.0.1:9379",
+            "--io-memory=1048576",
+            "--log=debug",
+            "--max-frame-bytes=8388608",
+            "--max-connections=10",
+            "--max-inflight-per-connection=5",
+            "--max-inflight-per-shard=50",
+            "--max-output-buffer-bytes=33554432",
+            "--read-timeout-ms=100",
+            "--idle-timeout-ms=200",
+            "--forward-queue=7",
+            "--cache-capacity-bytes=0",
+            "--segment-size-bytes=8388608",
+            "--flush-interval-ms=3",
+        ])
+        .expect("valid flags");
+        assert_eq!((config.shards, config.partitions), (2, 64));
+        assert_eq!(config.metrics, Some("127.0.0.1:9379".parse().expect("address")));
+        assert_eq!((config.io_memory_bytes, config.log.as_str()), (1 << 20, "debug"));
+        let limits = Limits {
+            frame_body_bytes: 8 << 20,
+            connections_max: 10,
+            inflight_per_connection: 5,
+            inflight_per_shard: 50,
+            output_buffer_bytes: 32 << 20,
+            read_timeout_ms: 100,
+            idle_timeout_ms: 200,
+            forward_queue: 7,
+        };
+        assert_eq!(config.limits, limits);
+        let store = &config.store;
+        assert_eq!((store.cache_capacity_bytes, store.segment_size_bytes), (0, 8 << 20));
+        assert_eq!(store.flush_interval_ms, 3);
+    }
+
+    #[test]
+    fn file_only() {
+        let text = "data_dir = \"/srv/rs\"\nlisten = \"0.0.0.0:7000\"\nshards = 2\n\
+                    max_connections = 100\ncache_capacity_bytes = 1024\n\
+                    metrics = \"127.0.0.1:0\"\n";
+        let config = from_file(text, &[]).expect("valid file");
+        assert_eq!(config.data_dir, PathBuf::from("/srv/rs"));
+        assert_eq!(config.listen, "0.0.0.0:7000".parse().expect("address"));
+        assert_eq!(config.shards, 2);
+        assert_eq!(config.limits.connections_max, 100);
+        assert_eq!(config.store.cache_capacity_bytes, 1024);
+        assert_eq!(config.metrics, Some("127.0.0.1:0".parse().expect("address")));
+    }
+
+    #[test]
+    fn flag_overrides_file() {
+        let text = "data_dir = \"/srv/rs\"\nlisten = \"0.0.0.0:7000\"\nshards = 2\n\
+                    max_connections = 100\n";
+        let config = from_file(text, &["--max-connections", "7", "--data-dir", "/other"])
+            .expect("valid file and flags");
+        assert_eq!(config.limits.connections_max, 7);
+        assert_eq!(config.data_dir, PathBuf::from("/other"));
+        assert_eq!(config.shards, 2);
+    }
+
+    #[test]
+    fn unknown_key_is_refused_with_its_name() {
+        let text = "data_dir = \"/srv/rs\"\nlisten = \"0.0.0.0:7000\"\nmax_conections = 5\n";
+        let err = from_file(text, &[]).expect_err("typo accepted");
+        assert!(matches!(err, ConfigError::ParseFile { .. }), "{err:?}");
+        assert!(err.to_string().contains("max_conections"), "{err}");
+    }
+
+    #[test]
+    fn config_key_is_not_a_file_setting() {
+        let text = "data_dir = \"/srv/rs\"\nlisten = \"0.0.0.0:7000\"\nconfig = \"x.toml\"\n";
+        let err = from_file(text, &[]).expect_err("config key accepted");
+        assert!(err.to_string().contains("config"), "{err}");
+    }
+
+    #[test]
+    fn missing_file_is_refused_with_its_path() {
+        let err = NodeConfig::from_args(["ringstore-node", "--config", "/nonexistent/rs.toml"])
+            .expect_err("missing file accepted");
+        assert!(err.to_string().contains("/nonexistent/rs.toml"), "{err}");
+    }
+
+    #[test]
+    fn missing_data_dir_and_listen_are_refused() {
+        let err = NodeConfig::from_args(["ringstore-node", "--listen", "127.0.0.1:1"])
+            .expect_err("no data dir accepted");
+        assert!(err.to_string().contains("--data-dir"), "{err}");
+        let err = NodeConfig::from_args(["ringstore-node", "--data-dir", "/tmp/x"])
+            .expect_err("no listen accepted");
+        assert!(err.to_string().contains("--listen"), "{err}");
+    }
+
+    #[test]
+    fn help_and_bad_flags_are_clap_errors() {
+        let help = NodeConfig::from_args(["ringstore-node", "--help"]).expect_err("help");
+        match help {
+            ConfigError::Args(e) => {
+                assert_eq!(e.kind(), clap::error::ErrorKind::DisplayHelp);
+                let text = e.to_string();
+                assert!(text.contains("--max-connections"), "{text}");
+                assert!(text.contains(&format!("[default: {CONNECTIONS_MAX_DEFAULT}]")), "{text}");
+            }
+            other => panic!("not a clap error: {other:?}"),
+        }
+        let bad = parse(&["--shards", "many"]).expect_err("bad number accepted");
+        assert!(matches!(bad, ConfigError::Args(_)), "{bad:?}");
+    }
+
+    #[test]
+    fn each_bound_is_refused_naming_the_limit() {
+        let cases: &[(&[&str], String)] = &[
+            (&["--shards=0"], format!("1..={SHARDS_MAX}")),
+            (&["--shards=1025"], format!("1..={SHARDS_MAX}")),
+            (&["--shards=4", "--partitions=3"], format!("4..={PARTITIONS_MAX}")),
+            (&["--shards=1", "--partitions=65537"], format!("1..={PARTITIONS_MAX}")),
+            (&["--io-memory=4096"], format!("{IO_MEMORY_BYTES_MIN}..={IO_MEMORY_BYTES_MAX}")),
+            (
+                &["--max-frame-bytes=1000"],
+                format!("{FRAME_BODY_BYTES_MIN}..={FRAME_BODY_BYTES_MAX}"),
+            ),
+            (&["--max-frame-bytes=67108865"], format!("..={FRAME_BODY_BYTES_MAX}")),
+            (&["--max-connections=0"], format!("1..={CONNECTIONS_MAX_MAX}")),
+            (&["--max-inflight-per-connection=0"], format!("1..={INFLIGHT_PER_CONNECTION_MAX}")),
+            (&["--max-inflight-per-shard=0"], format!("1..={INFLIGHT_PER_SHARD_MAX}")),
+            (
+                &["--max-inflight-per-connection=10", "--max-inflight-per-shard=5"],
+                "at most 5".to_string(),
+            ),
+            (
+                &["--max-output-buffer-bytes=1000"],
+                format!(
+                    "{}..={OUTPUT_BUFFER_BYTES_MAX}",
+                    FRAME_BODY_BYTES_DEFAULT as usize + HEADER_BYTES
+                ),
+            ),
+            (&["--read-timeout-ms=0"], format!("1..={READ_TIMEOUT_MS_MAX}")),
+            (&["--idle-timeout-ms=999999999999"], format!("0..={IDLE_TIMEOUT_MS_MAX}")),
+            (&["--forward-queue=0"], format!("1..={FORWARD_QUEUE_MAX}")),
+            (&["--segment-size-bytes=4097"], "segment_size_bytes 4097 must be".to_string()),
+            (&["--flush-interval-ms=0"], "1..=60000".to_string()),
+            (&["--metrics=127.0.0.1:7379"], "is the listen address".to_string()),
+        ];
+        for (flags, limit) in cases {
+            let message = refusal(flags);
+            assert!(message.contains(limit.as_str()), "{flags:?}: {message:?} lacks {limit:?}");
+        }
+    }
+
+    #[test]
+    fn locked_memory_rule() {
+        let config = parse(&["--shards=4", "--io-memory=2097152"]).expect("valid flags");
+        assert_eq!(config.locked_memory_bytes(), 8 << 20);
+        assert!(config.check_locked_memory(None).is_ok());
+        assert!(config.check_locked_memory(Some(8 << 20)).is_ok());
+        let err = config.check_locked_memory(Some(4 << 20)).expect_err("over the limit");
+        let message = err.to_string();
+        for part in ["4 shards", "2097152", "8388608", "4194304", "LimitMEMLOCK"] {
+            assert!(message.contains(part), "{message:?} lacks {part:?}");
+        }
+    }
+
+    #[test]
+    fn memlock_limit_is_readable() {
+        // The value depends on the machine; the call itself must work.
+        memlock_soft_limit_bytes().expect("getrlimit");
+    }
+}

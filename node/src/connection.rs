@@ -1,0 +1,331 @@
+//! One client connection: reading frames from the socket, running each request in its own task
+//! (so replies may complete out of order and a connection may pipeline), and writing the
+//! response frames back.
+//!
+//! Reading: bytes accumulate in one buffer; every complete frame in it is checked
+//! (`FrameHeader::parse`, in the order docs/PROTOCOL.md gives) and dispatched; a partial frame
+//! waits for more bytes, for at most `read_timeout_ms`. The buffer grows only to hold the frame
+//! being read, whose length has already been checked against the frame limit, so no client can
+//! make the node allocate more than one frame's worth per connection. A header error that leaves
+//! the stream trustworthy (704, 706) is answered and its body skipped without being stored; one
+//! that does not (701-703, 705) is answered and the connection closed.
+//!
+//! Limits: a connection has at most `inflight_per_connection` requests running, and the shard at
+//! most `inflight_per_shard`; past either the request is answered BUSY (720) at once. Responses
+//! wait in an output buffer of at most `output_buffer_bytes`; a client that lets it fill (it
+//! sends but never reads) is disconnected.
+//!
+//! Shutdown: the connection stops reading, lets the requests it has in flight finish, writes
+//! their responses and closes.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::time::Duration;
+
+use futures_lite::future::or;
+use futures_lite::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
+use glommio::net::TcpStream;
+use ringstore_net::frame::HEADER_BYTES;
+use ringstore_net::{FrameError, FrameHeader, Header, Opcode};
+
+use crate::dispatch::{error_frame, handle_frame};
+use crate::error::RequestError;
+use crate::shard::{Counters, Shard};
+
+/// Bytes the read buffer starts with and reads at a time; it grows past this only for a larger
+/// frame.
+pub const READ_CHUNK_BYTES: usize = 64 * 1024;
+
+/// The response side of a connection, shared by its request tasks and its writer task.
+#[derive(Debug, Default)]
+struct Output {
+    /// Response frames not yet handed to the socket.
+    pending: RefCell<Vec<u8>>,
+    /// Woken when `pending` gets bytes, when the connection is done, or when it is killed.
+    ready: event_listener::Event,
+    /// No more responses will come: write what is pending and close.
+    done: Cell<bool>,
+    /// Close at once, dropping what is pending (output cap exceeded, or a write failed).
+    killed: Cell<bool>,
+    /// Requests of this connection still running.
+    inflight: Cell<usize>,
+    /// Woken when a request of this connection finishes.
+    finished: event_listener::Event,
+}
+
+impl Output {
+    /// Queues a response frame; kills the connection if that would pass the cap.
+    fn push(&self, frame: &[u8], cap: usize) {
+        if self.killed.get() {
+            return;
+        }
+        let mut pending = self.pending.borrow_mut();
+        if pending.len() + frame.len() > cap && !pending.is_empty() {
+            drop(pending);
+            tracing::warn!(cap, "client does not read its responses; closing the connection");
+            self.kill();
+            return;
+        }
+        pending.extend_from_slice(frame);
+        drop(pending);
+        self.ready.notify(usize::MAX);
+    }
+
+    fn kill(&self) {
+        self.killed.set(true);
+        self.ready.notify(usize::MAX);
+        self.finished.notify(usize::MAX);
+    }
+
+    async fn wait_ready(&self) {
+        let listener = self.ready.listen();
+        if !self.pending.borrow().is_empty() || self.done.get() || self.killed.get() {
+            return;
+        }
+        listener.await;
+    }
+
+    async fn killed(&self) {
+        while !self.killed.get() {
+            let listener = self.ready.listen();
+            if self.killed.get() {
+                return;
+            }
+            listener.await;
+        }
+    }
+
+    async fn all_finished(&self) {
+        while self.inflight.get() > 0 && !self.killed.get() {
+            let listener = self.finished.listen();
+            if self.inflight.get() == 0 || self.killed.get() {
+                return;
+            }
+            listener.await;
+        }
+    }
+}
+
+/// Serves one accepted connection until the client closes it, an unrecoverable error, a
+/// timeout, the output cap, or shutdown.
+pub async fn serve(shard: Rc<Shard>, mut stream: TcpStream) {
+    let _slot = match shard.admit_connection() {
+        Ok(slot) => slot,
+        Err(e) => {
+            Counters::add(&shard.counters.connections_refused, 1);
+            let reply = e.reply();
+            let frame = error_frame(Opcode::Ping, 0, reply.code, &reply.message);
+            let _ = stream.write_all(&frame).await;
+            let _ = stream.close().await;
+            return;
+        }
+    };
+    Counters::add(&shard.counters.connections_total, 1);
+    let _ = stream.set_nodelay(true);
+    let (reader, writer) = futures_lite::io::split(stream);
+    let out = Rc::new(Output::default());
+    let writer_task = glommio::spawn_local(write_loop(shard.clone(), out.clone(), writer));
+    read_loop(&shard, &out, reader).await;
+    out.all_finished().await;
+    out.done.set(true);
+    out.ready.notify(usize::MAX);
+    if out.killed.get() {
+        drop(writer_task); // cancels a write blocked on a client that does not read
+    } else {
+        writer_task.await;
+    }
+}
+
+/// Why the read loop stopped waiting.
+enum Wake {
+    Read(std::io::Result<usize>),
+    Timeout,
+    Shutdown,
+    Killed,
+}
+
+async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<TcpStream>) {
+    let limit = shard.limits.frame_body_bytes;
+    let mut buf = vec![0u8; READ_CHUNK_BYTES];
+    let mut filled = 0;
+    // Body bytes of a refused frame still to be discarded.
+    let mut skip: u64 = 0;
+    loop {
+        // Act on every complete frame in the buffer, discarding refused bodies on the way.
+        let mut pos = 0;
+        loop {
+            if skip > 0 {
+                let n = skip.min((filled - pos) as u64);
+                pos += n as usize;
+                skip -= n;
+                if skip > 0 {
+                    break;
+                }
+            }
+            let head = &buf[pos..filled];
+            let Some(parsed) = FrameHeader::parse(head, limit) else { break };
+            match parsed {
+                Ok(h) => {
+                    let total = HEADER_BYTES + h.body_len as usize;
+                    if head.len() < total {
+                        break;
+                    }
+                    Counters::add(&shard.counters.bytes_in, total as u64);
+                    start_request(shard, out, h, &head[HEADER_BYTES..total]);
+                    pos += total;
+                }
+                Err(e) => {
+                    let raw = RawHeader::of(head);
+                    let opcode = Opcode::from_u8(raw.opcode).unwrap_or(Opcode::Ping);
+                    let frame = error_frame(opcode, raw.request_id, e.code(), &frame_message(&e));
+                    Counters::add(&shard.counters.errors, 1);
+                    out.push(&frame, shard.limits.output_buffer_bytes);
+                    if e.closes_stream() {
+                        return;
+                    }
+                    pos += HEADER_BYTES;
+                    skip = u64::from(raw.body_len);
+                }
+            }
+        }
+        buf.copy_within(pos..filled, 0);
+        filled -= pos;
+        // Room for the frame being read (its length was checked when its header parsed).
+        let want = match FrameHeader::parse(&buf[..filled], limit) {
+            Some(Ok(h)) if skip == 0 => HEADER_BYTES + h.body_len as usize,
+            _ => READ_CHUNK_BYTES,
+        };
+        if buf.len() < want.max(filled + 1) {
+            buf.resize(want.max(READ_CHUNK_BYTES), 0);
+        } else if filled == 0 && buf.len() > READ_CHUNK_BYTES {
+            buf.truncate(READ_CHUNK_BYTES);
+            buf.shrink_to_fit();
+        }
+        let timeout = if filled > 0 || skip > 0 {
+            Some(shard.limits.read_timeout_ms)
+        } else if shard.limits.idle_timeout_ms > 0 {
+            Some(shard.limits.idle_timeout_ms)
+        } else {
+            None
+        };
+        let wake = or(
+            or(async { Wake::Read(reader.read(&mut buf[filled..]).await) }, async {
+                match timeout {
+                    Some(ms) => {
+                        glommio::timer::sleep(Duration::from_millis(ms)).await;
+                        Wake::Timeout
+                    }
+                    None => std::future::pending().await,
+                }
+            }),
+            or(
+                async {
+                    shard.shutdown.requested().await;
+                    Wake::Shutdown
+                },
+                async {
+                    out.killed().await;
+                    Wake::Killed
+                },
+            ),
+        )
+        .await;
+        match wake {
+            Wake::Read(Ok(0)) | Wake::Read(Err(_)) | Wake::Shutdown | Wake::Killed => return,
+            Wake::Read(Ok(n)) => filled += n,
+            Wake::Timeout => {
+                tracing::debug!(filled, "closing a connection: read or idle timeout");
+                return;
+            }
+        }
+    }
+}
+
+/// Admits a request against the connection's and the shard's in-flight limits and runs it in
+/// its own task; refused requests are answered BUSY at once.
+fn start_request(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8]) {
+    let cap = shard.limits.output_buffer_bytes;
+    let per_connection = shard.limits.inflight_per_connection;
+    let admitted = if out.inflight.get() >= per_connection {
+        Err(RequestError::Busy {
+            what: "the connection's in-flight request budget",
+            limit: per_connection,
+        })
+    } else {
+        shard.admit_request()
+    };
+    let slot = match admitted {
+        Ok(slot) => slot,
+        Err(e) => {
+            Counters::add(&shard.counters.errors, 1);
+            Counters::add(&shard.counters.busy, 1);
+            let reply = e.reply();
+            out.push(&error_frame(h.opcode, h.request_id, reply.code, &reply.message), cap);
+            return;
+        }
+    };
+    out.inflight.set(out.inflight.get() + 1);
+    let body = body.to_vec();
+    let shard = shard.clone();
+    let out = out.clone();
+    glommio::spawn_local(async move {
+        let frame = handle_frame(&shard, h, &body, false).await;
+        out.push(&frame, cap);
+        drop(slot);
+        out.inflight.set(out.inflight.get() - 1);
+        out.finished.notify(usize::MAX);
+    })
+    .detach();
+}
+
+async fn write_loop(shard: Rc<Shard>, out: Rc<Output>, mut writer: WriteHalf<TcpStream>) {
+    let mut sending = Vec::new();
+    loop {
+        if out.killed.get() {
+            return;
+        }
+        if out.pending.borrow().is_empty() {
+            if out.done.get() {
+                let _ = writer.close().await;
+                return;
+            }
+            out.wait_ready().await;
+            continue;
+        }
+        std::mem::swap(&mut *out.pending.borrow_mut(), &mut sending);
+        if writer.write_all(&sending).await.is_err() {
+            out.kill();
+            return;
+        }
+        Counters::add(&shard.counters.bytes_out, sending.len() as u64);
+        sending.clear();
+        if sending.capacity() > READ_CHUNK_BYTES * 16 {
+            sending = Vec::new();
+        }
+    }
+}
+
+/// The fields of a header that failed its checks, read without trusting it.
+struct RawHeader {
+    opcode: u8,
+    request_id: u64,
+    body_len: u32,
+}
+
+impl RawHeader {
+    fn of(head: &[u8]) -> RawHeader {
+        let u32_at =
+            |at: usize| u32::from_le_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
+        let mut id = [0u8; 8];
+        id.copy_from_slice(&head[8..16]);
+        RawHeader { opcode: head[5], request_id: u64::from_le_bytes(id), body_len: u32_at(16) }
+    }
+}
+
+fn frame_message(e: &FrameError) -> String {
+    if e.closes_stream() {
+        format!("{e}; closing the connection")
+    } else {
+        e.to_string()
+    }
+}

@@ -1,0 +1,344 @@
+//! Starting and stopping the node: the data-directory lock, one pinned glommio executor per
+//! shard (thread `shard-N`), the listeners, the mesh, the ready line, and the signals.
+//!
+//! Start-up order:
+//! 1. Lock `DATA_DIR/LOCK` (a second daemon on the directory fails here).
+//! 2. Create the mesh channels (`mesh.rs`) and start shard 0, which binds the shared address
+//!    first, so that `--listen HOST:0` fixes the shared port before the other shards bind it
+//!    too (SO_REUSEPORT); then start shards 1..N. Each also binds its own port (PORT+1+N when
+//!    PORT is not 0, a free port otherwise) and reports its ports.
+//! 3. Every shard opens its store (`DATA_DIR/shard-N`: recovery), its catalog and its partition
+//!    map, learns every shard's port, and starts accepting.
+//! 4. When all shards are ready, the node prints the ready line (also logged):
+//!    `ringstore-node ready listen=ADDR shards=N shard_ports=P0,P1,... partitions=K metrics=ADDR|-`.
+//!
+//! Stop: SIGTERM or SIGINT requests shutdown (`shutdown.rs`); each shard stops accepting, drains
+//! its connections, waits for the others, syncs and checkpoints its store and returns; the
+//! process exits 0.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::atomic::AtomicUsize;
+use std::sync::{mpsc, Arc};
+
+use futures::channel::oneshot;
+use glommio::net::TcpListener;
+use glommio::sync::Semaphore;
+use glommio::{LocalExecutorBuilder, Placement};
+use ringstore_net::Topology;
+use ringstore_storage::disk::dma::DmaDisk;
+use ringstore_storage::table::{PartitionCount, PartitionMap, TableStore};
+use ringstore_storage::SystemClock;
+
+use crate::config::NodeConfig;
+use crate::error::NodeError;
+use crate::lock::DataDirLock;
+use crate::mesh::{MeshEnds, Peers};
+use crate::shard::{Counters, Shard};
+use crate::shutdown::Shutdown;
+use crate::{forward, listener, metrics_http};
+
+/// What a running node reports once every shard is ready.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ready {
+    pub listen: SocketAddr,
+    pub shard_ports: Vec<u16>,
+    pub partitions: u32,
+    pub metrics: Option<SocketAddr>,
+}
+
+impl Ready {
+    /// The line printed on stdout (tests and scripts parse it).
+    pub fn line(&self) -> String {
+        let ports: Vec<String> = self.shard_ports.iter().map(u16::to_string).collect();
+        format!(
+            "ringstore-node ready listen={} shards={} shard_ports={} partitions={} metrics={}",
+            self.listen,
+            self.shard_ports.len(),
+            ports.join(","),
+            self.partitions,
+            self.metrics.map_or("-".to_owned(), |m| m.to_string()),
+        )
+    }
+}
+
+/// A shard's report to the starting thread.
+enum Report {
+    Bound { shard: usize, shared: SocketAddr, own: u16, metrics: Option<SocketAddr> },
+    Ready { shard: usize },
+    Failed { shard: usize, message: String },
+}
+
+/// Runs the node until a signal stops it; `on_ready` gets the ready report once.
+pub fn run(config: NodeConfig, on_ready: impl FnOnce(&Ready)) -> Result<(), NodeError> {
+    let _lock = DataDirLock::acquire(&config.data_dir)?;
+    let shards = config.shards;
+    let shutdown = Shutdown::new(shards);
+    install_signals(shutdown.clone())?;
+    let mut mesh = crate::mesh::channels(shards, config.limits.forward_queue);
+    let node_connections = Arc::new(AtomicUsize::new(0));
+    let (report_tx, report_rx) = mpsc::channel::<Report>();
+    let mut ports_tx = Vec::with_capacity(shards);
+    let mut handles = Vec::with_capacity(shards);
+    let mut shared = config.listen;
+    let mut own_ports = vec![0u16; shards];
+    let mut metrics = None;
+    let mut failure: Option<NodeError> = None;
+
+    for (id, ends) in mesh.drain(..).enumerate() {
+        let (tx, rx) = oneshot::channel::<Vec<u16>>();
+        ports_tx.push(tx);
+        let start = ShardStart {
+            id,
+            config: config.clone(),
+            shared,
+            ends,
+            ports: rx,
+            report: report_tx.clone(),
+            shutdown: shutdown.clone(),
+            node_connections: node_connections.clone(),
+        };
+        let builder = LocalExecutorBuilder::new(Placement::Fixed(id % online_cpus()))
+            .name(&format!("shard-{id}"))
+            .io_memory(config.io_memory_bytes);
+        match builder.spawn(move || run_shard(start)) {
+            Ok(handle) => handles.push(handle),
+            Err(e) => {
+                failure = Some(NodeError::Executor { shard: id, message: e.to_string() });
+                break;
+            }
+        }
+        // Wait for this shard's ports before starting the next: shard 0 fixes the shared port.
+        match report_rx.recv() {
+            Ok(Report::Bound { shard, shared: addr, own, metrics: m }) => {
+                shared = addr;
+                own_ports[shard] = own;
+                metrics = metrics.or(m);
+            }
+            Ok(Report::Failed { shard, message }) => {
+                failure = Some(NodeError::Shard { shard, message });
+                break;
+            }
+            Ok(Report::Ready { .. }) | Err(_) => {
+                failure = Some(NodeError::Shard { shard: id, message: "stopped starting".into() });
+                break;
+            }
+        }
+    }
+    if failure.is_none() {
+        for tx in ports_tx.drain(..) {
+            let _ = tx.send(own_ports.clone());
+        }
+        let mut ready = 0;
+        while ready < shards {
+            match report_rx.recv() {
+                Ok(Report::Ready { shard }) => {
+                    tracing::debug!(shard, "shard ready");
+                    ready += 1;
+                }
+                Ok(Report::Failed { shard, message }) => {
+                    failure = Some(NodeError::Shard { shard, message });
+                    break;
+                }
+                Ok(Report::Bound { .. }) => {}
+                Err(_) => {
+                    failure =
+                        Some(NodeError::Shard { shard: 0, message: "stopped starting".into() });
+                    break;
+                }
+            }
+        }
+    }
+    if failure.is_none() {
+        let r = Ready {
+            listen: shared,
+            shard_ports: own_ports,
+            partitions: config.partitions,
+            metrics,
+        };
+        tracing::info!("{}", r.line());
+        on_ready(&r);
+    } else {
+        // Shards waiting for their ports see the senders dropped and stop.
+        ports_tx.clear();
+        shutdown.request();
+    }
+    for (id, handle) in handles.into_iter().enumerate() {
+        match handle.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(message)) => {
+                failure.get_or_insert(NodeError::Shard { shard: id, message });
+            }
+            Err(e) => {
+                failure.get_or_insert(NodeError::Executor { shard: id, message: e.to_string() });
+            }
+        }
+    }
+    match failure {
+        Some(e) => Err(e),
+        None => {
+            tracing::info!("ringstore-node stopped");
+            Ok(())
+        }
+    }
+}
+
+fn online_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// SIGTERM and SIGINT request shutdown, from a thread of their own.
+fn install_signals(shutdown: Arc<Shutdown>) -> Result<(), NodeError> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut signals =
+        signal_hook::iterator::Signals::new([SIGTERM, SIGINT]).map_err(NodeError::Signals)?;
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                tracing::info!(signal, "shutdown requested");
+                shutdown.request();
+            }
+        })
+        .map_err(NodeError::Signals)?;
+    Ok(())
+}
+
+/// What a shard's executor starts with.
+struct ShardStart {
+    id: usize,
+    config: NodeConfig,
+    /// The shared address (shard 0 may get port 0 and fix it).
+    shared: SocketAddr,
+    ends: MeshEnds,
+    ports: oneshot::Receiver<Vec<u16>>,
+    report: mpsc::Sender<Report>,
+    shutdown: Arc<Shutdown>,
+    node_connections: Arc<AtomicUsize>,
+}
+
+/// The directory of shard `id`'s store.
+pub fn shard_dir(data_dir: &Path, id: usize) -> PathBuf {
+    data_dir.join(format!("shard-{id}"))
+}
+
+async fn run_shard(start: ShardStart) -> Result<(), String> {
+    let id = start.id;
+    let report = start.report.clone();
+    let shutdown = start.shutdown.clone();
+    let result = serve_shard(start).await;
+    if let Err(message) = &result {
+        tracing::error!(shard = id, %message, "shard failed");
+        let _ = report.send(Report::Failed { shard: id, message: message.clone() });
+        shutdown.request();
+        shutdown.shard_drained();
+    }
+    result
+}
+
+fn bind(addr: SocketAddr) -> Result<TcpListener, String> {
+    TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))
+}
+
+async fn serve_shard(start: ShardStart) -> Result<(), String> {
+    let ShardStart { id, config, shared, ends, ports, report, shutdown, node_connections } = start;
+    // Listeners first: shard 0's shared bind fixes the port the others bind.
+    let shared_listener = bind(shared)?;
+    let shared = shared_listener.local_addr().map_err(|e| e.to_string())?;
+    let own_port = if config.listen.port() == 0 { 0 } else { config.listen.port() + 1 + id as u16 };
+    let own_listener = bind(SocketAddr::new(shared.ip(), own_port))?;
+    let own = own_listener.local_addr().map_err(|e| e.to_string())?.port();
+    let metrics_listener = match config.metrics {
+        Some(addr) if id == 0 => Some(bind(addr)?),
+        _ => None,
+    };
+    let metrics = match &metrics_listener {
+        Some(l) => Some(l.local_addr().map_err(|e| e.to_string())?),
+        None => None,
+    };
+    report.send(Report::Bound { shard: id, shared, own, metrics }).map_err(|e| e.to_string())?;
+
+    // The store, the catalog and the partition map.
+    let dir = shard_dir(&config.data_dir, id);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let tables = TableStore::open(DmaDisk, &dir, config.store.clone(), Rc::new(SystemClock))
+        .await
+        .map_err(|e| format!("cannot open the store in {}: {e}", dir.display()))?;
+    let count = PartitionCount::new(config.partitions).map_err(|e| e.to_string())?;
+    let map =
+        PartitionMap::load_or_create(tables.store().disk(), &dir, count, config.shards as u32)
+            .await
+            .map_err(|e| format!("partition map in {}: {e}", dir.display()))?;
+    let shard_ports = ports.await.map_err(|_| "start-up was abandoned".to_owned())?;
+    let topology = Topology {
+        shard: id as u16,
+        shared_port: shared.port(),
+        shard_ports,
+        partition_owners: (0..count.get()).map(|p| map.shard_of(p) as u16).collect(),
+    };
+    // Both ends of a shared channel wait for each other to connect, so connect all of this
+    // shard's senders and receivers at once.
+    let connect_receivers = async {
+        let mut connected = Vec::new();
+        for rx in ends.receivers.into_iter().flatten() {
+            connected.push(rx.connect().await);
+        }
+        connected
+    };
+    let (peers, receivers) = futures::join!(
+        Peers::connect(ends.senders, config.limits.forward_queue),
+        connect_receivers
+    );
+    let shard = Rc::new(Shard {
+        id,
+        tables,
+        map,
+        topology,
+        limits: config.limits.clone(),
+        peers,
+        counters: Counters::default(),
+        inflight: Default::default(),
+        connections: Default::default(),
+        connection_closed: event_listener::Event::new(),
+        node_connections,
+        shutdown: shutdown.clone(),
+        ddl_lock: Semaphore::new(1),
+    });
+    let mut peer_tasks = Vec::new();
+    for rx in receivers {
+        peer_tasks.push(glommio::spawn_local(forward::serve_peer(shard.clone(), rx)));
+    }
+    let shared_task =
+        glommio::spawn_local(listener::accept_loop(shard.clone(), shared_listener, "shared"));
+    let own_task = glommio::spawn_local(listener::accept_loop(shard.clone(), own_listener, "own"));
+    let metrics_task =
+        metrics_listener.map(|l| glommio::spawn_local(metrics_http::serve(shard.clone(), l)));
+    report.send(Report::Ready { shard: id }).map_err(|e| e.to_string())?;
+
+    // Run until shutdown; then drain (see shutdown.rs).
+    shutdown.requested().await;
+    shared_task.await;
+    own_task.await;
+    if let Some(t) = metrics_task {
+        t.await;
+    }
+    while shard.connections.get() > 0 {
+        let listener = shard.connection_closed.listen();
+        if shard.connections.get() == 0 {
+            break;
+        }
+        listener.await;
+    }
+    shutdown.shard_drained();
+    shutdown.wait_all_drained().await;
+    shard.peers.close();
+    for t in peer_tasks {
+        t.await;
+    }
+    let store = shard.tables.store();
+    store.sync().await.map_err(|e| format!("final sync failed: {e}"))?;
+    store.checkpoint().await.map_err(|e| format!("final checkpoint failed: {e}"))?;
+    tracing::info!(shard = id, "shard stopped");
+    Ok(())
+}

@@ -1,0 +1,150 @@
+//! Requests coordinated across every shard by the shard that received them: Stats, DDL (always
+//! on shard 0, see `router.rs`) and scans that do not give a whole shard key.
+//!
+//! A fanned-out scan visits the shards in turn (0, 1, ...), each in key order (or reverse key
+//! order), until it has `limit` rows. Its resume token is node-level: the shard to go on with
+//! (u16, little-endian) followed by that shard's own resume token (empty: from that shard's
+//! first row). Clients treat it as opaque.
+
+use std::rc::Rc;
+
+use ringstore_net::request::Request;
+use ringstore_net::{response, ErrorReply, Writer};
+use ringstore_storage::table::{Outcome, TableError, TableRow};
+
+use crate::error::RequestError;
+use crate::forward::{ask, scan_page};
+use crate::mesh::ShardMsg;
+use crate::shard::Shard;
+
+/// Bytes of the shard number at the start of a fanned-out scan's resume token.
+const SCAN_TOKEN_SHARD_BYTES: usize = 2;
+
+pub async fn run(
+    shard: &Rc<Shard>,
+    req: &Request<'_>,
+    body: &[u8],
+    out: &mut Writer,
+) -> Result<(), RequestError> {
+    match req {
+        Request::Stats => {
+            let mut all = Vec::with_capacity(shard.shards());
+            for s in 0..shard.shards() {
+                all.push(if s == shard.id {
+                    shard.stats()
+                } else {
+                    ask(shard, s, |reply| ShardMsg::Stats { reply }).await?
+                });
+            }
+            response::encode_stats(out, &all);
+            Ok(())
+        }
+        Request::Ddl { text } => {
+            let outcomes = ddl(shard, text).await?;
+            response::encode_ddl(out, &outcomes);
+            Ok(())
+        }
+        Request::Scan { table, range } => {
+            let t = shard.tables.table(table)?;
+            let (rows, resume) = scan(shard, table, range.limit, range.resume, body).await?;
+            response::encode_page(out, t.schema(), &rows, resume.as_deref());
+            Ok(())
+        }
+        _ => unreachable!("router.rs fans out only Stats, DDL and scans"),
+    }
+}
+
+/// Applies DDL on every shard, this one (the coordinator) first, one text at a time. Every
+/// shard gets the same text even when it fails here: statements apply in order until the first
+/// failure, which is the same failure on every shard, so the catalogs stay equal. A shard that
+/// disagrees (a disk error on one shard) is logged and reported.
+async fn ddl(shard: &Rc<Shard>, text: &str) -> Result<Vec<Outcome>, RequestError> {
+    let _permit = shard.ddl_lock.acquire_permit(1).await.map_err(|_| RequestError::ShuttingDown)?;
+    let here = shard
+        .tables
+        .ddl(text)
+        .await
+        .map_err(|e| ErrorReply { code: e.code(), message: e.to_string() });
+    let mut disagreement = None;
+    for s in (0..shard.shards()).filter(|s| *s != shard.id) {
+        let there = ask(shard, s, |reply| ShardMsg::Ddl { text: text.to_owned(), reply }).await?;
+        let same = match (&here, &there) {
+            (Ok(a), Ok(b)) => a == b,
+            (Err(a), Err(b)) => a.code == b.code,
+            _ => false,
+        };
+        if !same {
+            tracing::error!(shard = s, ?here, ?there, "DDL result differs between shards");
+            disagreement.get_or_insert((s, there));
+        }
+    }
+    match (here, disagreement) {
+        (Err(e), _) => Err(e.into()),
+        (Ok(_), Some((s, Err(e)))) => Err(ErrorReply {
+            code: e.code,
+            message: format!("DDL applied on shard 0 but failed on shard {s}: {}", e.message),
+        }
+        .into()),
+        (Ok(outcomes), _) => Ok(outcomes),
+    }
+}
+
+/// A fanned-out scan: the shards in turn until `limit` rows.
+async fn scan(
+    shard: &Rc<Shard>,
+    table: &str,
+    limit: u32,
+    resume: Option<&[u8]>,
+    body: &[u8],
+) -> Result<(Vec<TableRow>, Option<Vec<u8>>), RequestError> {
+    let bad_token = |what| TableError::BadResumeToken { table: table.to_owned(), what };
+    let (mut s, mut inner) = match resume {
+        None => (0, None),
+        Some(token) if token.len() < SCAN_TOKEN_SHARD_BYTES => {
+            return Err(bad_token("a scan token starts with a 2-byte shard number").into())
+        }
+        Some(token) => {
+            let s = usize::from(u16::from_le_bytes([token[0], token[1]]));
+            if s >= shard.shards() {
+                return Err(
+                    bad_token("the scan token names a shard this node does not have").into()
+                );
+            }
+            let rest = &token[SCAN_TOKEN_SHARD_BYTES..];
+            (s, (!rest.is_empty()).then(|| rest.to_vec()))
+        }
+    };
+    let mut rows = Vec::new();
+    while s < shard.shards() {
+        let want = limit.saturating_sub(rows.len() as u32).max(1);
+        let page = if s == shard.id {
+            scan_page(shard, body, want, inner.as_deref()).await
+        } else {
+            let resume = inner.take();
+            ask(shard, s, |reply| ShardMsg::ScanPage {
+                body: body.to_vec(),
+                limit: want,
+                resume,
+                reply,
+            })
+            .await?
+        }?;
+        rows.extend(page.rows);
+        if let Some(r) = page.resume {
+            return Ok((rows, Some(token(s, &r))));
+        }
+        s += 1;
+        inner = None;
+        if rows.len() as u32 >= limit {
+            return Ok((rows, (s < shard.shards()).then(|| token(s, &[]))));
+        }
+    }
+    Ok((rows, None))
+}
+
+fn token(shard: usize, inner: &[u8]) -> Vec<u8> {
+    let mut t = Vec::with_capacity(SCAN_TOKEN_SHARD_BYTES + inner.len());
+    t.extend_from_slice(&(shard as u16).to_le_bytes());
+    t.extend_from_slice(inner);
+    t
+}

@@ -1,0 +1,33 @@
+//! `ringstore-node`: the daemon. See docs/OPERATIONS.md for the flags and docs/ARCHITECTURE.md
+//! for what happens to a request.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use ringstore_node::config::{ConfigError, NodeConfig};
+
+fn main() -> ExitCode {
+    let config = match NodeConfig::from_args(std::env::args_os()) {
+        Ok(config) => config,
+        Err(ConfigError::Args(e)) => e.exit(),
+        Err(e) => {
+            eprintln!("ringstore-node: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let filter = tracing_subscriber::EnvFilter::try_new(&config.log)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    let result = ringstore_node::daemon::run(config, |ready| {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{}", ready.line());
+        let _ = out.flush();
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ringstore-node: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,326 @@
+//! The metrics endpoint's output: per-shard statistics in the Prometheus text exposition format,
+//! version 0.0.4, and the few bytes of HTTP/1.1 around it.
+//!
+//! Each shard reports its statistics as `(name, u64)` pairs (the Stats response). Every distinct
+//! name becomes one metric family `ringstore_<name>` with a `# HELP` and a `# TYPE` line, then
+//! one sample per shard labelled `shard="N"`. Whether a name is a counter (only ever grows while
+//! the process runs) or a gauge comes from the table in [`describe`], never from the name's
+//! spelling; a name the table does not know is a gauge with a generic help text, so a new
+//! statistic shows up at once and gets its description later.
+//!
+//! The HTTP side is deliberately tiny: the server reads one request head, answers
+//! `GET /metrics` with [`http_response`] and anything else with [`http_not_found`], then closes
+//! the connection. Scrapers send nothing else.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+
+/// Prefix of every metric name.
+pub const METRIC_PREFIX: &str = "ringstore_";
+/// The exposition format's content type.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4";
+/// Most bytes of a request head the server reads before giving up on the request.
+pub const REQUEST_HEAD_BYTES_MAX: usize = 8192;
+
+/// One shard's statistics, in the order the shard reported them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShardMetrics {
+    pub shard: u32,
+    pub values: Vec<(String, u64)>,
+}
+
+/// The Prometheus metric type of a statistic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Only grows while the process runs (reset by a restart).
+    Counter,
+    /// Goes up and down: a size, a count of things, a percentile.
+    Gauge,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Counter => "counter",
+            Kind::Gauge => "gauge",
+        }
+    }
+}
+
+use Kind::{Counter, Gauge};
+
+/// Help text of a statistic the table below does not know.
+pub const UNKNOWN_HELP: &str = "ringstore shard statistic (not yet described).";
+/// Help text of an `ops_<operation>` counter the table below does not know.
+const OPS_HELP: &str = "Requests of this operation the shard executed.";
+
+/// Every statistic the node reports (`Shard::stats` in `shard.rs`): name without the prefix,
+/// type, help. A name added there should get its line here.
+const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
+    // Requests and connections.
+    ("ops_ping", Counter, "Ping requests the shard answered."),
+    ("ops_hello", Counter, "Hello requests the shard answered."),
+    ("ops_stats", Counter, "Stats requests the shard answered."),
+    ("ops_ddl", Counter, "DDL requests the shard executed."),
+    ("ops_describe", Counter, "Describe requests the shard answered."),
+    ("ops_get", Counter, "Get requests the shard executed."),
+    ("ops_put", Counter, "Put requests the shard executed."),
+    ("ops_update", Counter, "Update requests the shard executed."),
+    ("ops_delete", Counter, "Delete requests the shard executed."),
+    ("ops_execute", Counter, "Execute requests the shard executed."),
+    ("ops_multi_get", Counter, "MultiGet requests the shard executed."),
+    ("ops_multi_delete", Counter, "MultiDelete requests the shard executed."),
+    ("ops_scan", Counter, "Scan requests the shard executed."),
+    ("requests_errors", Counter, "Requests the shard answered with an error status."),
+    ("requests_busy", Counter, "Requests refused because an in-flight limit was reached."),
+    ("bytes_in", Counter, "Request bytes read from this shard's connections."),
+    ("bytes_out", Counter, "Response bytes written to this shard's connections."),
+    ("forwarded_out", Counter, "Requests this shard sent to the shard owning their partition."),
+    ("forwarded_in", Counter, "Requests other shards sent to this shard."),
+    ("connections", Gauge, "Client connections open on this shard."),
+    ("connections_total", Counter, "Client connections this shard accepted."),
+    ("connections_refused", Counter, "Client connections refused at the connection limit."),
+    ("inflight", Gauge, "Requests executing on this shard now."),
+    // Index and cache.
+    ("index_keys", Gauge, "Live keys in the shard's index."),
+    ("index_bytes", Gauge, "Bytes of the shard's in-memory index, exactly accounted."),
+    ("index_key_bytes", Gauge, "Bytes of the live keys themselves."),
+    ("cache_hits", Counter, "Reads the record cache answered."),
+    ("cache_misses", Counter, "Reads the record cache could not answer."),
+    ("cache_bytes", Gauge, "Bytes the record cache holds."),
+    ("cache_entries", Gauge, "Records in the record cache."),
+    // Log, segments and compaction.
+    ("segments", Gauge, "Segment files of the shard's log."),
+    ("disk_bytes", Gauge, "Bytes used by the shard's segment files."),
+    ("live_bytes", Gauge, "Segment bytes still referenced by the index."),
+    ("garbage_bytes", Gauge, "Segment bytes no longer referenced (reclaimed by compaction)."),
+    ("compactions", Counter, "Segments compaction rewrote."),
+    ("checkpoints", Counter, "Index checkpoints written."),
+    // Group commit and fsync; percentiles cover the time since the daemon started.
+    ("group_commits", Counter, "Log flushes: one write per group of writers."),
+    ("group_commit_records", Counter, "Records written by all log flushes."),
+    ("group_commit_records_p50", Gauge, "Median records per log flush."),
+    ("group_commit_records_p99", Gauge, "99th percentile of records per log flush."),
+    ("group_commit_records_max", Gauge, "Most records one log flush wrote."),
+    ("fsyncs", Counter, "fdatasync calls of the log."),
+    ("fsync_us_p50", Gauge, "Median fdatasync latency in microseconds."),
+    ("fsync_us_p99", Gauge, "99th percentile fdatasync latency in microseconds."),
+    ("fsync_us_p999", Gauge, "99.9th percentile fdatasync latency in microseconds."),
+    ("fsync_us_max", Gauge, "Longest fdatasync in microseconds."),
+];
+
+/// Help text and type of a statistic (its name without the `ringstore_` prefix).
+pub fn describe(name: &str) -> (&'static str, Kind) {
+    if let Some(&(_, kind, help)) = DESCRIPTIONS.iter().find(|(known, _, _)| *known == name) {
+        return (help, kind);
+    }
+    if name.starts_with("ops_") {
+        return (OPS_HELP, Counter);
+    }
+    (UNKNOWN_HELP, Gauge)
+}
+
+/// The exposition text of all shards: one family per distinct name, in the order the names first
+/// appear, each with one sample per shard that reported it. A name a shard reports twice counts
+/// once (the first value), because Prometheus refuses a scrape with a repeated series.
+pub fn render(shards: &[ShardMetrics]) -> String {
+    let mut out = String::new();
+    for family in families(shards) {
+        write_family(&mut out, &family);
+    }
+    out
+}
+
+/// The samples of one metric family.
+struct Family<'a> {
+    /// The statistic's name as reported (looked up in [`describe`]).
+    name: &'a str,
+    /// The full metric name: prefix and the name, with characters Prometheus refuses replaced.
+    metric: String,
+    samples: Vec<(u32, u64)>,
+}
+
+fn families(shards: &[ShardMetrics]) -> Vec<Family<'_>> {
+    let mut families: Vec<Family<'_>> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut seen: HashSet<(u32, usize)> = HashSet::new();
+    for shard in shards {
+        for (name, value) in &shard.values {
+            let metric = metric_name(name);
+            let i = *index.entry(metric.clone()).or_insert_with(|| {
+                families.push(Family { name, metric, samples: Vec::new() });
+                families.len() - 1
+            });
+            if seen.insert((shard.shard, i)) {
+                families[i].samples.push((shard.shard, *value));
+            }
+        }
+    }
+    families
+}
+
+fn write_family(out: &mut String, family: &Family<'_>) {
+    let (help, kind) = describe(family.name);
+    let metric = &family.metric;
+    // Writing to a String cannot fail; the fmt::Result is always Ok.
+    let _ = writeln!(out, "# HELP {metric} {help}");
+    let _ = writeln!(out, "# TYPE {metric} {}", kind.as_str());
+    for (shard, value) in &family.samples {
+        let _ = writeln!(out, "{metric}{{shard=\"{shard}\"}} {value}");
+    }
+}
+
+/// `ringstore_<name>`, with every character outside `[a-zA-Z0-9_]` replaced by `_` (the prefix
+/// already keeps the name from starting with a digit).
+fn metric_name(name: &str) -> String {
+    let clean = name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' });
+    METRIC_PREFIX.chars().chain(clean).collect()
+}
+
+/// A complete HTTP/1.1 200 response carrying `body` as the exposition text; the server closes
+/// the connection after writing it.
+pub fn http_response(body: &str) -> Vec<u8> {
+    response("200 OK", CONTENT_TYPE, body)
+}
+
+/// A complete HTTP/1.1 404 response, for any request other than `GET /metrics`.
+pub fn http_not_found() -> Vec<u8> {
+    response("404 Not Found", "text/plain", "only GET /metrics is served here\n")
+}
+
+fn response(status: &str, content_type: &str, body: &str) -> Vec<u8> {
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n",
+        body.len()
+    );
+    let mut bytes = Vec::with_capacity(head.len() + body.len());
+    bytes.extend_from_slice(head.as_bytes());
+    bytes.extend_from_slice(body.as_bytes());
+    bytes
+}
+
+/// Length of the request head in `buf` (through the blank line that ends it), once it is all
+/// there. The server reads until this is `Some` or [`REQUEST_HEAD_BYTES_MAX`] bytes arrived.
+pub fn request_head_len(buf: &[u8]) -> Option<usize> {
+    buf.windows(4).position(|w| w == b"\r\n\r\n").map(|at| at + 4)
+}
+
+/// Whether a request head asks for `GET /metrics` (a query string is allowed and ignored).
+pub fn is_metrics_request(head: &[u8]) -> bool {
+    let line_end = head.iter().position(|&b| b == b'\r' || b == b'\n').unwrap_or(head.len());
+    let mut parts = head[..line_end].split(|&b| b == b' ');
+    let (Some(method), Some(target), Some(version), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    let path = target.split(|&b| b == b'?').next().unwrap_or(target);
+    method == b"GET" && path == b"/metrics" && version.starts_with(b"HTTP/1.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shard(shard: u32, values: &[(&str, u64)]) -> ShardMetrics {
+        let values = values.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+        ShardMetrics { shard, values }
+    }
+
+    #[test]
+    fn renders_families_once_with_one_sample_per_shard() {
+        let shards = [
+            shard(0, &[("ops_get", 5), ("index_bytes", 1024)]),
+            shard(1, &[("ops_get", 7), ("index_bytes", 2048), ("new_thing", 3)]),
+        ];
+        let expected = "\
+# HELP ringstore_ops_get Get requests the shard executed.
+# TYPE ringstore_ops_get counter
+ringstore_ops_get{shard=\"0\"} 5
+ringstore_ops_get{shard=\"1\"} 7
+# HELP ringstore_index_bytes Bytes of the shard's in-memory index, exactly accounted.
+# TYPE ringstore_index_bytes gauge
+ringstore_index_bytes{shard=\"0\"} 1024
+ringstore_index_bytes{shard=\"1\"} 2048
+# HELP ringstore_new_thing ringstore shard statistic (not yet described).
+# TYPE ringstore_new_thing gauge
+ringstore_new_thing{shard=\"1\"} 3
+";
+        assert_eq!(render(&shards), expected);
+    }
+
+    #[test]
+    fn empty_input_renders_nothing() {
+        assert_eq!(render(&[]), "");
+        assert_eq!(render(&[shard(0, &[])]), "");
+    }
+
+    #[test]
+    fn repeated_name_in_one_shard_counts_once_and_bad_characters_are_replaced() {
+        let shards = [shard(3, &[("ops_frob", 1), ("ops_frob", 2), ("weird-name.x", 9)])];
+        let expected = "\
+# HELP ringstore_ops_frob Requests of this operation the shard executed.
+# TYPE ringstore_ops_frob counter
+ringstore_ops_frob{shard=\"3\"} 1
+# HELP ringstore_weird_name_x ringstore shard statistic (not yet described).
+# TYPE ringstore_weird_name_x gauge
+ringstore_weird_name_x{shard=\"3\"} 9
+";
+        assert_eq!(render(&shards), expected);
+    }
+
+    #[test]
+    fn table_names_are_unique_and_valid() {
+        for (i, (name, _, help)) in DESCRIPTIONS.iter().enumerate() {
+            assert_eq!(metric_name(name), format!("{METRIC_PREFIX}{name}"), "{name}");
+            assert!(!help.contains('\n') && !help.contains('\\'), "{name}: help needs escaping");
+            let again = DESCRIPTIONS[i + 1..].iter().any(|(other, _, _)| other == name);
+            assert!(!again, "{name} described twice");
+        }
+    }
+
+    #[test]
+    fn http_response_is_exact() {
+        let bytes = http_response("a 1\n");
+        let expected = "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n\
+                        Content-Length: 4\r\nConnection: close\r\n\r\na 1\n";
+        assert_eq!(String::from_utf8(bytes).expect("utf-8"), expected);
+        let not_found = String::from_utf8(http_not_found()).expect("utf-8");
+        assert!(not_found.starts_with("HTTP/1.1 404 Not Found\r\n"), "{not_found}");
+        let body = "only GET /metrics is served here\n";
+        assert!(not_found.contains(&format!("Content-Length: {}\r\n", body.len())));
+        assert!(not_found.ends_with(body), "{not_found}");
+    }
+
+    #[test]
+    fn recognises_metrics_requests() {
+        let yes: [&[u8]; 4] = [
+            b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n",
+            b"GET /metrics HTTP/1.0\r\n\r\n",
+            b"GET /metrics?name[]=x HTTP/1.1\r\n\r\n",
+            b"GET /metrics HTTP/1.1",
+        ];
+        for head in yes {
+            assert!(is_metrics_request(head), "{:?}", String::from_utf8_lossy(head));
+        }
+        let no: [&[u8]; 7] = [
+            b"POST /metrics HTTP/1.1\r\n\r\n",
+            b"GET /metricsx HTTP/1.1\r\n\r\n",
+            b"GET / HTTP/1.1\r\n\r\n",
+            b"GET /metrics\r\n\r\n",
+            b"GET /metrics SPDY/3\r\n\r\n",
+            b"get /metrics HTTP/1.1\r\n\r\n",
+            b"",
+        ];
+        for head in no {
+            assert!(!is_metrics_request(head), "{:?}", String::from_utf8_lossy(head));
+        }
+    }
+
+    #[test]
+    fn finds_the_end_of_the_request_head() {
+        assert_eq!(request_head_len(b"GET /metrics HTTP/1.1\r\n"), None);
+        assert_eq!(request_head_len(b"GET / HTTP/1.1\r\n\r\nrest"), Some(18));
+    }
+}

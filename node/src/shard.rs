@@ -1,0 +1,210 @@
+//! One shard: its tables, its place in the node (partition map, ports, peers) and its counters.
+//! Everything here lives on the shard's own executor thread; nothing is shared across threads
+//! but the connection count and the shutdown signal.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use glommio::sync::Semaphore;
+use ringstore_net::{Opcode, ShardStats, Topology};
+use ringstore_storage::table::{PartitionCount, PartitionMap, TableStore};
+
+use crate::config::Limits;
+use crate::error::RequestError;
+use crate::mesh::Peers;
+use crate::shutdown::Shutdown;
+
+/// A shard and everything its tasks share.
+#[derive(Debug)]
+pub struct Shard {
+    pub id: usize,
+    pub tables: TableStore,
+    pub map: PartitionMap,
+    pub topology: Topology,
+    pub limits: Limits,
+    pub peers: Peers,
+    pub counters: Counters,
+    /// Requests this shard has accepted from its connections and not answered yet.
+    pub inflight: Cell<usize>,
+    /// Open connections on this shard.
+    pub connections: Cell<usize>,
+    /// Woken when a connection closes (shutdown waits for the last one).
+    pub connection_closed: event_listener::Event,
+    /// Open connections on the whole node (the connection cap).
+    pub node_connections: Arc<AtomicUsize>,
+    pub shutdown: Arc<Shutdown>,
+    /// Shard 0 orders DDL: one statement text at a time, applied on every shard.
+    pub ddl_lock: Semaphore,
+}
+
+impl Shard {
+    pub fn shards(&self) -> usize {
+        self.topology.shard_ports.len()
+    }
+
+    pub fn partitions(&self) -> PartitionCount {
+        self.map.partitions()
+    }
+
+    /// The shard that owns `partition`.
+    pub fn owner(&self, partition: u32) -> usize {
+        self.map.shard_of(partition) as usize
+    }
+
+    /// Takes a node-wide connection slot, or refuses past the cap.
+    pub fn admit_connection(&self) -> Result<ConnectionSlot<'_>, RequestError> {
+        let limit = self.limits.connections_max;
+        let before = self.node_connections.fetch_add(1, Ordering::SeqCst);
+        if before >= limit {
+            self.node_connections.fetch_sub(1, Ordering::SeqCst);
+            return Err(RequestError::TooManyConnections { limit });
+        }
+        self.connections.set(self.connections.get() + 1);
+        Ok(ConnectionSlot { shard: self })
+    }
+
+    /// Takes a slot of the shard's in-flight budget, or BUSY.
+    pub fn admit_request(self: &Rc<Shard>) -> Result<InflightSlot, RequestError> {
+        let limit = self.limits.inflight_per_shard;
+        if self.inflight.get() >= limit {
+            return Err(RequestError::Busy { what: "the shard's in-flight request budget", limit });
+        }
+        self.inflight.set(self.inflight.get() + 1);
+        Ok(InflightSlot { shard: self.clone() })
+    }
+
+    /// Statistics of this shard, for the Stats request and the metrics endpoint.
+    pub fn stats(&self) -> ShardStats {
+        let s = self.tables.store().stats();
+        let c = &self.counters;
+        let mut values: Vec<(String, u64)> = Vec::with_capacity(48);
+        for (op, n) in c.ops.borrow().iter() {
+            values.push((format!("ops_{}", op_name(*op)), *n));
+        }
+        let mut push = |name: &str, v: u64| values.push((name.to_owned(), v));
+        push("requests_errors", c.errors.get());
+        push("requests_busy", c.busy.get());
+        push("bytes_in", c.bytes_in.get());
+        push("bytes_out", c.bytes_out.get());
+        push("forwarded_out", c.forwarded_out.get());
+        push("forwarded_in", c.forwarded_in.get());
+        push("connections", self.connections.get() as u64);
+        push("connections_total", c.connections_total.get());
+        push("connections_refused", c.connections_refused.get());
+        push("inflight", self.inflight.get() as u64);
+        push("index_keys", s.keys);
+        push("index_bytes", s.index_bytes);
+        push("index_key_bytes", s.index_key_bytes);
+        push("cache_hits", s.cache.hits);
+        push("cache_misses", s.cache.misses);
+        push("cache_bytes", s.cache.used_bytes);
+        push("cache_entries", s.cache.entries);
+        push("segments", s.segments);
+        push("disk_bytes", s.disk_bytes);
+        push("live_bytes", s.live_bytes);
+        push("garbage_bytes", s.disk_bytes.saturating_sub(s.live_bytes));
+        push("compactions", s.counters.compactions);
+        push("checkpoints", s.counters.checkpoints);
+        push("group_commits", s.counters.flushes);
+        push("group_commit_records", s.counters.flushed_records);
+        push("group_commit_records_p50", s.flush_records.p50);
+        push("group_commit_records_p99", s.flush_records.p99);
+        push("group_commit_records_max", s.flush_records.max);
+        push("fsyncs", s.counters.fsyncs);
+        push("fsync_us_p50", s.fsync_us.p50);
+        push("fsync_us_p99", s.fsync_us.p99);
+        push("fsync_us_p999", s.fsync_us.p999);
+        push("fsync_us_max", s.fsync_us.max);
+        ShardStats { shard: self.id as u16, values }
+    }
+}
+
+/// The name of an opcode in stats (`ops_get`, ...).
+pub fn op_name(op: Opcode) -> &'static str {
+    match op {
+        Opcode::Ping => "ping",
+        Opcode::Hello => "hello",
+        Opcode::Stats => "stats",
+        Opcode::Ddl => "ddl",
+        Opcode::Describe => "describe",
+        Opcode::Get => "get",
+        Opcode::Put => "put",
+        Opcode::Update => "update",
+        Opcode::Delete => "delete",
+        Opcode::Execute => "execute",
+        Opcode::MultiGet => "multi_get",
+        Opcode::MultiDelete => "multi_delete",
+        Opcode::Scan => "scan",
+    }
+}
+
+/// A shard's request counters (the store keeps its own).
+#[derive(Debug)]
+pub struct Counters {
+    /// Requests by opcode, in [`Opcode::ALL`] order.
+    pub ops: RefCell<Vec<(Opcode, u64)>>,
+    pub errors: Cell<u64>,
+    pub busy: Cell<u64>,
+    pub bytes_in: Cell<u64>,
+    pub bytes_out: Cell<u64>,
+    pub forwarded_out: Cell<u64>,
+    pub forwarded_in: Cell<u64>,
+    pub connections_total: Cell<u64>,
+    pub connections_refused: Cell<u64>,
+}
+
+impl Default for Counters {
+    fn default() -> Counters {
+        Counters {
+            ops: RefCell::new(Opcode::ALL.iter().map(|op| (*op, 0)).collect()),
+            errors: Cell::new(0),
+            busy: Cell::new(0),
+            bytes_in: Cell::new(0),
+            bytes_out: Cell::new(0),
+            forwarded_out: Cell::new(0),
+            forwarded_in: Cell::new(0),
+            connections_total: Cell::new(0),
+            connections_refused: Cell::new(0),
+        }
+    }
+}
+
+impl Counters {
+    pub fn count_op(&self, op: Opcode) {
+        if let Some(entry) = self.ops.borrow_mut().iter_mut().find(|(o, _)| *o == op) {
+            entry.1 += 1;
+        }
+    }
+
+    pub fn add(cell: &Cell<u64>, n: u64) {
+        cell.set(cell.get() + n);
+    }
+}
+
+/// A node-wide connection slot, returned when dropped.
+#[derive(Debug)]
+pub struct ConnectionSlot<'a> {
+    shard: &'a Shard,
+}
+
+impl Drop for ConnectionSlot<'_> {
+    fn drop(&mut self) {
+        self.shard.node_connections.fetch_sub(1, Ordering::SeqCst);
+        self.shard.connections.set(self.shard.connections.get() - 1);
+        self.shard.connection_closed.notify(usize::MAX);
+    }
+}
+
+/// A slot of the shard's in-flight budget, returned when dropped.
+#[derive(Debug)]
+pub struct InflightSlot {
+    shard: Rc<Shard>,
+}
+
+impl Drop for InflightSlot {
+    fn drop(&mut self) {
+        self.shard.inflight.set(self.shard.inflight.get() - 1);
+    }
+}
