@@ -603,6 +603,20 @@ mod tests {
         assert!(err.to_string().contains("IfVersion"), "{err}");
     }
 
+    /// The Get example of docs/PROTOCOL.md ("Requests"): the document's bytes are the encoder's.
+    #[test]
+    fn documented_get_example() {
+        let key = FieldsBuf::of([("id", ValueRef::Long(7))]);
+        let mut w = Writer::default();
+        Request::Get { table: "users", key: key.list(), versions: VersionSelect::Newest }
+            .encode(&mut w);
+        let hex: Vec<String> = w.buf.iter().map(|b| format!("{b:02X}")).collect();
+        let doc = include_str!("../../docs/PROTOCOL.md");
+        let documented = "05 75 73 65 72 73  01 00  02 69 64  02 07 00 00 00 00 00 00 00  00";
+        assert!(doc.contains(documented), "the example moved in PROTOCOL.md");
+        assert_eq!(hex.join(" "), documented.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
+
     #[test]
     fn durability_flags_round_trip() {
         for d in [Durability::Sync, Durability::WriteNoSync, Durability::NoSync] {
