@@ -1,3 +1,11 @@
-//! ringstore-load: the load generator (open and closed loop, YCSB workloads, key-design
-//! scenarios, key-size sweeps). Until it lands, the storage benchmark
-//! (`cargo bench -p ringstore-storage --bench store`) is the project's main job.
+//! ringstore-load: the load generator. So far (issue 4) a closed-loop driver: N connections,
+//! each keeping a pipeline of D requests in flight (send D, receive D), Gets or Puts of fixed-size
+//! keys and values, shard-aware (each connection talks to one shard's port and draws keys that
+//! shard owns) or through the shared port. It reports throughput, latency percentiles and the
+//! server's CPU time per million operations. Issue 5 adds open loop, YCSB workloads, key
+//! distributions, scenarios and sweeps.
+
+pub mod cpu;
+pub mod driver;
+pub mod embedded;
+pub mod keys;
