@@ -36,6 +36,10 @@ use crate::shard::{Counters, Shard};
 /// frame.
 pub const READ_CHUNK_BYTES: usize = 64 * 1024;
 
+/// At shutdown, the longest a connection may take to finish its in-flight requests and write
+/// their responses before it is closed anyway.
+pub const SHUTDOWN_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// The response side of a connection, shared by its request tasks and its writer task.
 #[derive(Debug, Default)]
 struct Output {
@@ -126,14 +130,23 @@ pub async fn serve(shard: Rc<Shard>, mut stream: TcpStream) {
     let out = Rc::new(Output::default());
     let writer_task = glommio::spawn_local(write_loop(shard.clone(), out.clone(), writer));
     read_loop(&shard, &out, reader).await;
-    out.all_finished().await;
-    out.done.set(true);
-    out.ready.notify(usize::MAX);
-    if out.killed.get() {
-        drop(writer_task); // cancels a write blocked on a client that does not read
-    } else {
-        writer_task.await;
-    }
+    let finish = async {
+        out.all_finished().await;
+        out.done.set(true);
+        out.ready.notify(usize::MAX);
+        if !out.killed.get() {
+            writer_task.await;
+        }
+        // Dropping a killed connection's writer task cancels a write blocked on a client that
+        // does not read.
+    };
+    // At shutdown a client that does not read its last responses cannot hold the node up.
+    let deadline = async {
+        shard.shutdown.requested().await;
+        glommio::timer::sleep(SHUTDOWN_DRAIN_TIMEOUT).await;
+        tracing::warn!("closing a connection whose responses could not be written at shutdown");
+    };
+    or(finish, deadline).await;
 }
 
 /// Why the read loop stopped waiting.
