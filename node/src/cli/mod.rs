@@ -1,7 +1,7 @@
-//! The pure half of `ringstore-cli`, the SQL-style client of the node: scripts split into
-//! statements and parsed ([`parse_script`]), literals typed by their field ([`to_value`]), and
-//! results printed as a table or JSON ([`output`]). Nothing here touches the network; the binary
-//! sends the parsed statements through the protocol client.
+//! `ringstore-cli`, the SQL-style client of the node: scripts split into statements and parsed
+//! ([`parse_script`]), literals typed by their field ([`to_value`]), results printed as a table or
+//! JSON ([`output`]), and [`run::Session`], which sends the statements through the protocol
+//! client. Only `run.rs` touches the network; the rest is pure and unit-tested on its own.
 //!
 //! # Scripts
 //!
@@ -58,10 +58,12 @@ mod lex;
 pub mod limits;
 pub mod literal;
 pub mod output;
+pub mod run;
 pub mod statement;
 mod timestamp;
 
 pub use error::{Place, Problem, StatementError};
 pub use literal::{to_optional_value, to_value, Literal, LiteralError};
 pub use output::Format;
+pub use run::{CliError, Session};
 pub use statement::{parse_script, RangeSpec, Select, Statement};

@@ -1,0 +1,178 @@
+//! `ringstore-cli`: the SQL-style client of a ringstore node. It runs the statements of `-e`, of
+//! `-f FILE`, or of standard input (a script when stdin is not a terminal, else an interactive
+//! prompt). See docs/CLI.md; the work is in `ringstore_node::cli::run`.
+//!
+//! Exit status: 0 when every statement succeeded, 1 when one failed, 2 for a usage error or when
+//! the node could not be reached.
+
+use std::io::{self, BufRead, IsTerminal, Read, Write};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Parser;
+use ringstore_net::{Client, ClientOptions};
+use ringstore_node::cli::limits::SCRIPT_BYTES_MAX;
+use ringstore_node::cli::run::{self, InputState, CODE_CONNECTION, PAGE_ROWS_DEFAULT};
+use ringstore_node::cli::{CliError, Format, Session};
+use ringstore_storage::constants::SCAN_LIMIT_MAX;
+
+#[derive(Debug, Parser)]
+#[command(name = "ringstore-cli", version, about = "Run SQL-style statements on a ringstore node")]
+struct Args {
+    /// The node's shared port.
+    #[arg(long, value_name = "HOST:PORT")]
+    addr: String,
+    /// Run these statements and exit (stops at the first error).
+    #[arg(short = 'e', long = "execute", value_name = "STATEMENTS", conflicts_with = "file")]
+    execute: Option<String>,
+    /// Run the statements of this file and exit (stops at the first error); `-` is stdin.
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    file: Option<PathBuf>,
+    /// How results are printed: an aligned table, or one JSON value per line.
+    #[arg(long, value_name = "table|json", default_value = "table")]
+    format: Format,
+    /// Rows asked for per multiGet or scan page, and per multiDelete batch (at most 1024).
+    #[arg(long, value_name = "ROWS", default_value_t = PAGE_ROWS_DEFAULT,
+          value_parser = clap::value_parser!(u32).range(1..=SCAN_LIMIT_MAX as i64))]
+    page_rows: u32,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let format = args.format;
+    // The script is read before connecting: a file that can not be read is a usage error.
+    let script = match (&args.execute, &args.file) {
+        (Some(text), _) => Ok(Some(text.clone())),
+        (None, Some(path)) => read_file(path).map(Some),
+        (None, None) if !io::stdin().is_terminal() => read_all(io::stdin().lock()).map(Some),
+        (None, None) => Ok(None),
+    };
+    let script = match script {
+        Ok(script) => script,
+        Err(message) => {
+            eprintln!("ringstore-cli: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut session = match connect(&args.addr) {
+        Ok(client) => Session::new(client, format).with_page_rows(args.page_rows),
+        Err(e) => return report(format, &e),
+    };
+    match script {
+        Some(text) => run_text(&mut session, &text),
+        None => interactive(&mut session, &args.addr),
+    }
+}
+
+/// A client of the node at `addr` (a `HOST:PORT`, resolved to its first address).
+fn connect(addr: &str) -> Result<Client, CliError> {
+    let resolved: Option<SocketAddr> = addr.to_socket_addrs().ok().and_then(|mut a| a.next());
+    let Some(socket) = resolved else {
+        let message = format!("cannot resolve {addr:?}: expected HOST:PORT");
+        return Err(CliError::new(CODE_CONNECTION, message));
+    };
+    Client::connect_with(socket, ClientOptions::default()).map_err(|e| {
+        let e = CliError::from(e);
+        CliError::new(e.code, format!("cannot connect to {addr}: {}", e.message))
+    })
+}
+
+/// Prints `e` on stderr and gives its exit status.
+fn report(format: Format, e: &CliError) -> ExitCode {
+    eprint!("{}", e.line(format));
+    ExitCode::from(e.exit_status())
+}
+
+/// Runs a script; prints the first error.
+fn run_text(session: &mut Session, text: &str) -> ExitCode {
+    let result = session.run_script(text, &mut io::stdout().lock());
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => report(session.format(), &e),
+    }
+}
+
+fn read_file(path: &Path) -> Result<String, String> {
+    if path.as_os_str() == "-" {
+        return read_all(io::stdin().lock());
+    }
+    let file =
+        std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    read_all(file).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// All of `input` as UTF-8 text, reading at most one byte over the script limit (the parser
+/// then refuses it with its limit error).
+fn read_all(input: impl Read) -> Result<String, String> {
+    let mut text = String::new();
+    input
+        .take(SCRIPT_BYTES_MAX as u64 + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read the script: {e}"))?;
+    Ok(text)
+}
+
+/// The prompt loop: statements run as soon as they are complete, errors are printed and the
+/// loop goes on; `exit` or `quit` (or the end of input) leaves. The status is the worst one seen.
+fn interactive(session: &mut Session, addr: &str) -> ExitCode {
+    let shards = session.client().topology().shards();
+    eprintln!(
+        "ringstore-cli: connected to {addr} ({shards} shards). End statements with ';'; \
+         'exit' or 'quit' leaves."
+    );
+    let mut status = 0u8;
+    let mut buffer = String::new();
+    let mut stdin = io::stdin().lock();
+    loop {
+        prompt(buffer.trim().is_empty());
+        let mut line = String::new();
+        match stdin.read_line(&mut line) {
+            Ok(0) => break,
+            Ok(_) if buffer.trim().is_empty() && run::is_exit(&line) => break,
+            Ok(_) => status = status.max(feed(session, &mut buffer, &line)),
+            Err(e) => {
+                eprintln!("ringstore-cli: cannot read the input: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    if run::input_state(&buffer) != InputState::Empty {
+        status = status.max(run_one(session, &buffer));
+    }
+    ExitCode::from(status)
+}
+
+/// Adds one line to the open input and runs the input once it is complete; gives the exit
+/// status of what ran (0 if nothing did).
+fn feed(session: &mut Session, buffer: &mut String, line: &str) -> u8 {
+    buffer.push_str(line);
+    if !buffer.ends_with('\n') {
+        buffer.push('\n');
+    }
+    match run::input_state(buffer) {
+        InputState::Empty => {
+            buffer.clear();
+            0
+        }
+        InputState::Incomplete => 0,
+        InputState::Complete => run_one(session, &std::mem::take(buffer)),
+    }
+}
+
+/// Runs one interactive input; prints its error, if any, and gives its exit status.
+fn run_one(session: &mut Session, text: &str) -> u8 {
+    match session.run_script(text, &mut io::stdout().lock()) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprint!("{}", e.line(session.format()));
+            e.exit_status()
+        }
+    }
+}
+
+fn prompt(first_line: bool) {
+    let mut out = io::stdout().lock();
+    let _ = out.write_all(if first_line { b"ringstore> " } else { b"        -> " });
+    let _ = out.flush();
+}

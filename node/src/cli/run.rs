@@ -1,0 +1,1002 @@
+//! Running parsed statements against a node: the half of `ringstore-cli` that talks to the
+//! server through the protocol client. `docs/CLI.md` is the user's reference.
+//!
+//! A [`Session`] holds a [`Client`], the output [`Format`] and the schemas of the tables it has
+//! used (learnt with Describe, forgotten after every DDL statement and after a server error about
+//! the table). Before anything is sent, a statement is checked against its table's schema:
+//! literals are typed by their field ([`super::to_value`]), the WHERE equalities are put into
+//! primary key order and must be a leading prefix of it ([`key_plan`]), a range must be on the key
+//! field after them, and ORDER BY must name that field ([`reverse_order`]). Then:
+//!
+//! | statement | requests |
+//! |---|---|
+//! | `UPSERT` | every row is typed first (a bad literal writes nothing), then one put per row |
+//! | `SELECT`, WHERE gives the whole primary key | one get |
+//! | `SELECT`, WHERE covers the shard key | multiGet pages, following resume tokens until LIMIT rows or the end |
+//! | `SELECT`, WHERE does not cover the shard key | scan pages; the node refuses them (217) without `ALLOW FULL SCAN` |
+//! | `DELETE`, WHERE gives the whole primary key | one delete |
+//! | `DELETE`, partial key | multiDelete batches until the resume token is None |
+//! | DDL, `DESCRIBE`, `STATS`, `TOPOLOGY` | DDL, Describe, Stats; the topology learnt at connect |
+//!
+//! Every failure is a [`CliError`]: the server's code and message, or a local 8xx code.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::ops::Bound;
+use std::rc::Rc;
+
+use ringstore_net::{Client, ClientError, RangeQuery, ShardStats, Topology};
+use ringstore_storage::constants::{BATCH_OPS_MAX, SCAN_LIMIT_MAX};
+use ringstore_storage::table::{
+    CatalogTable, Outcome, RangeBound, TableRow, TableSchema, Value, VersionSelect, WriteOutcome,
+};
+
+use super::error::{CODE_INVALID, CODE_LIMIT};
+use super::lex::{self, Kind, Punct};
+use super::limits::SCRIPT_BYTES_MAX;
+use super::{admin, parse_script, to_optional_value, to_value};
+use super::{Format, Literal, LiteralError, RangeSpec, Select, Statement, StatementError};
+
+/// Rows asked for in one multiGet or scan page unless the session is told otherwise.
+pub const PAGE_ROWS_DEFAULT: u32 = 1000;
+/// Most rows one SELECT collects before printing: the table format needs every row to align
+/// the columns, so a result is held in memory whole. A larger result is refused (803); LIMIT
+/// or a narrower WHERE clause makes it smaller.
+pub const RESULT_ROWS_MAX: usize = 1_000_000;
+
+const _: () = assert!(PAGE_ROWS_DEFAULT as usize <= SCAN_LIMIT_MAX);
+const _: () = assert!(PAGE_ROWS_DEFAULT as usize <= RESULT_ROWS_MAX);
+const _: () = assert!(BATCH_OPS_MAX <= SCAN_LIMIT_MAX);
+
+/// Code of a failure to reach the node or of a broken exchange with it: a connect, read or
+/// write error or timeout, a closed connection, or a response that does not decode.
+pub const CODE_CONNECTION: u16 = 805;
+/// Code of a failure to write the results (stdout closed, say).
+pub const CODE_OUTPUT: u16 = 806;
+
+/// A statement that failed: the server's error code and message, or a local 8xx code.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("ERROR {code}: {message}")]
+pub struct CliError {
+    pub code: u16,
+    pub message: String,
+}
+
+impl CliError {
+    pub fn new(code: u16, message: impl Into<String>) -> CliError {
+        CliError { code, message: message.into() }
+    }
+
+    /// A statement that can not be run against its table as written (802).
+    fn invalid(message: impl Into<String>) -> CliError {
+        CliError::new(CODE_INVALID, message)
+    }
+
+    /// The error as `format` prints it: `ERROR 201: ...` or `{"error":{...}}`, with a newline.
+    pub fn line(&self, format: Format) -> String {
+        format.error(self.code, &self.message)
+    }
+
+    /// Whether the node could not be reached or the exchange with it broke.
+    pub fn is_connection(&self) -> bool {
+        self.code == CODE_CONNECTION
+    }
+
+    /// The process exit status this error calls for: 2 for a connection error, else 1.
+    pub fn exit_status(&self) -> u8 {
+        if self.is_connection() {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+impl From<StatementError> for CliError {
+    fn from(e: StatementError) -> CliError {
+        CliError::new(e.code(), e.to_string())
+    }
+}
+
+impl From<LiteralError> for CliError {
+    fn from(e: LiteralError) -> CliError {
+        CliError::new(e.code(), e.to_string())
+    }
+}
+
+impl From<ClientError> for CliError {
+    fn from(e: ClientError) -> CliError {
+        match e {
+            ClientError::Server(reply) => CliError::new(reply.code, reply.message),
+            // Every reason the client refuses to send a request is a limit (a name over 255
+            // bytes, a value over the frame size).
+            ClientError::InvalidRequest(message) => CliError::new(CODE_LIMIT, message),
+            other => CliError::new(CODE_CONNECTION, other.to_string()),
+        }
+    }
+}
+
+type Result<T, E = CliError> = std::result::Result<T, E>;
+
+/// A connection to a node with its output format and the schemas learnt so far.
+#[derive(Debug)]
+pub struct Session {
+    client: Client,
+    format: Format,
+    /// Schemas by table name, from Describe; cleared by every DDL statement.
+    schemas: HashMap<String, Rc<CatalogTable>>,
+    /// Rows asked for per multiGet or scan page (and per multiDelete batch, at most
+    /// [`BATCH_OPS_MAX`]).
+    page_rows: u32,
+}
+
+impl Session {
+    pub fn new(client: Client, format: Format) -> Session {
+        Session { client, format, schemas: HashMap::new(), page_rows: PAGE_ROWS_DEFAULT }
+    }
+
+    /// Sets the rows per page, clamped to 1..=[`SCAN_LIMIT_MAX`].
+    pub fn with_page_rows(mut self, rows: u32) -> Session {
+        self.page_rows = rows.clamp(1, SCAN_LIMIT_MAX as u32);
+        self
+    }
+
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    pub fn client(&mut self) -> &mut Client {
+        &mut self.client
+    }
+
+    /// Parses `text` whole, then runs its statements in order and stops at the first error. A
+    /// script that does not parse runs nothing.
+    pub fn run_script(&mut self, text: &str, out: &mut impl Write) -> Result<()> {
+        for statement in &parse_script(text)? {
+            self.run_statement(statement, out)?;
+        }
+        Ok(())
+    }
+
+    /// Runs one statement and writes its result to `out`. After a server error the table's
+    /// schema is forgotten, in case another client changed the table.
+    pub fn run_statement(&mut self, statement: &Statement, out: &mut impl Write) -> Result<()> {
+        let result = self.dispatch(statement, out);
+        if let (Err(e), Some(table)) = (&result, table_of(statement)) {
+            if e.code < 800 {
+                self.schemas.remove(table);
+            }
+        }
+        result?;
+        out.flush().map_err(output_error)
+    }
+
+    fn dispatch(&mut self, statement: &Statement, out: &mut impl Write) -> Result<()> {
+        let text = match statement {
+            Statement::Ddl(text) => self.ddl(text)?,
+            Statement::Upsert { table, columns, rows } => self.upsert(table, columns, rows)?,
+            Statement::Select(select) => self.select(select)?,
+            Statement::Delete { table, key, range } => self.delete(table, key, range.as_ref())?,
+            Statement::Describe { table } => {
+                let described = self.client.describe(table)?;
+                let text = describe_text(self.format, &described);
+                self.schemas.insert(table.clone(), Rc::new(described));
+                text
+            }
+            Statement::Stats => stats_text(self.format, &self.client.stats()?),
+            Statement::Topology => topology_text(self.format, self.client.topology()),
+        };
+        out.write_all(text.as_bytes()).map_err(output_error)
+    }
+
+    /// The schema of `table`, from the cache or the node.
+    fn schema(&mut self, table: &str) -> Result<Rc<CatalogTable>> {
+        if let Some(known) = self.schemas.get(table) {
+            return Ok(known.clone());
+        }
+        let described = Rc::new(self.client.describe(table)?);
+        self.schemas.insert(table.to_owned(), described.clone());
+        Ok(described)
+    }
+
+    fn ddl(&mut self, text: &str) -> Result<String> {
+        self.schemas.clear();
+        let outcomes = self.client.ddl(text)?;
+        Ok(outcomes.iter().map(|o| outcome_text(self.format, o)).collect())
+    }
+
+    /// Types every row, then puts them one by one.
+    fn upsert(&mut self, table: &str, columns: &[String], rows: &[Vec<Literal>]) -> Result<String> {
+        let described = self.schema(table)?;
+        let typed = rows
+            .iter()
+            .map(|row| typed_row(described.schema(), columns, row))
+            .collect::<Result<Vec<_>>>()?;
+        for (i, row) in typed.iter().enumerate() {
+            self.client.put(table, row).map_err(|e| partly_done(e.into(), i, typed.len()))?;
+        }
+        Ok(self.format.message(&count_text(typed.len(), "written")))
+    }
+
+    fn delete(
+        &mut self,
+        table: &str,
+        key: &[(String, Literal)],
+        range: Option<&RangeSpec>,
+    ) -> Result<String> {
+        let described = self.schema(table)?;
+        let plan = key_plan(described.schema(), key, range)?;
+        let pairs = plan.pairs();
+        let deleted = if plan.full {
+            match self.client.delete(table, &pairs)? {
+                WriteOutcome::Deleted { existed } => usize::from(existed),
+                other => return Err(unexpected("a delete", &other)),
+            }
+        } else {
+            let mut query = RangeQuery::new(&pairs, self.page_rows.min(BATCH_OPS_MAX as u32));
+            query.range = plan.range_ref();
+            self.multi_delete(table, query)?
+        };
+        Ok(self.format.message(&count_text(deleted, "deleted")))
+    }
+
+    /// multiDelete batches until the node says there is nothing left.
+    fn multi_delete(&mut self, table: &str, mut query: RangeQuery<'_>) -> Result<usize> {
+        let mut deleted = 0;
+        loop {
+            let outcome = self.client.multi_delete(table, &query)?;
+            deleted += outcome.deleted;
+            match outcome.resume {
+                None => return Ok(deleted),
+                Some(resume) => next_resume(&mut query, resume)?,
+            }
+        }
+    }
+
+    fn select(&mut self, s: &Select) -> Result<String> {
+        let described = self.schema(&s.table)?;
+        let schema = described.schema();
+        check_columns(schema, s.columns.as_deref())?;
+        let plan = key_plan(schema, &s.key, s.range.as_ref())?;
+        let reverse = reverse_order(schema, plan.key.len(), s.order_by.as_deref(), s.descending)?;
+        if s.order_by.is_some() && !plan.covers_shard_key && s.allow_full_scan {
+            return Err(CliError::invalid(format!(
+                "ORDER BY needs a WHERE clause that gives the shard key {}: a full scan visits \
+                 the shards in turn, so its rows are in key order within each shard only",
+                key_list(schema, schema.shard_key_len())
+            )));
+        }
+        let (columns, rows) = if s.limit == Some(0) {
+            (field_names(schema), Vec::new())
+        } else if plan.full {
+            let (columns, row) =
+                self.client.get_versions(&s.table, &plan.pairs(), VersionSelect::Newest)?;
+            (columns, row.into_iter().collect())
+        } else {
+            let pairs = plan.pairs();
+            let mut query = RangeQuery::new(&pairs, self.page_rows);
+            query.range = plan.range_ref();
+            query.reverse = reverse;
+            query.allow_full_scan = s.allow_full_scan;
+            self.read_pages(&s.table, query, !plan.covers_shard_key, s.limit)?
+        };
+        let (names, indexes) = projection(&columns, s.columns.as_deref())?;
+        Ok(self.format.rows(&names, &cells(&rows, &indexes)))
+    }
+
+    /// multiGet (or, with `scan`, scan) pages until `limit` rows or the end.
+    fn read_pages(
+        &mut self,
+        table: &str,
+        mut query: RangeQuery<'_>,
+        scan: bool,
+        limit: Option<u64>,
+    ) -> Result<(Vec<String>, Vec<TableRow>)> {
+        let wanted = limit.unwrap_or(u64::MAX);
+        let mut rows: Vec<TableRow> = Vec::new();
+        loop {
+            let left = wanted - rows.len() as u64;
+            query.limit = left.min(u64::from(self.page_rows)) as u32;
+            let page = if scan {
+                self.client.scan(table, &query).map_err(full_scan_hint)?
+            } else {
+                self.client.multi_get(table, &query)?
+            };
+            rows.extend(page.page.rows.into_iter().take(left as usize));
+            if rows.len() > RESULT_ROWS_MAX {
+                return Err(too_many_rows());
+            }
+            match page.page.resume {
+                Some(resume) if (rows.len() as u64) < wanted => next_resume(&mut query, resume)?,
+                _ => return Ok((page.columns, rows)),
+            }
+        }
+    }
+}
+
+/// The table a statement is about, if any.
+fn table_of(statement: &Statement) -> Option<&str> {
+    match statement {
+        Statement::Upsert { table, .. }
+        | Statement::Delete { table, .. }
+        | Statement::Describe { table } => Some(table),
+        Statement::Select(select) => Some(&select.table),
+        Statement::Ddl(_) | Statement::Stats | Statement::Topology => None,
+    }
+}
+
+/// Sets the query's resume token for the next page; the same token twice would never end.
+fn next_resume(query: &mut RangeQuery<'_>, resume: Vec<u8>) -> Result<()> {
+    if query.resume.as_ref() == Some(&resume) {
+        return Err(CliError::new(
+            CODE_CONNECTION,
+            "the node returned the same resume token twice; stopping so as not to loop",
+        ));
+    }
+    query.resume = Some(resume);
+    Ok(())
+}
+
+/// The node's refusal of a full scan (217) names the protocol flag; say what SQL sets it.
+fn full_scan_hint(e: ClientError) -> CliError {
+    let e = CliError::from(e);
+    if e.code != CODE_FULL_SCAN_NOT_ALLOWED {
+        return e;
+    }
+    CliError::new(e.code, format!("{} (in SQL: add ALLOW FULL SCAN)", e.message))
+}
+
+/// The node's code for a scan that needs `allow_full_scan` (docs/ERRORS.md).
+const CODE_FULL_SCAN_NOT_ALLOWED: u16 = 217;
+
+fn too_many_rows() -> CliError {
+    CliError::new(
+        CODE_LIMIT,
+        format!(
+            "the result has more than {RESULT_ROWS_MAX} rows, over the limit RESULT_ROWS_MAX; \
+             add a LIMIT or narrow the WHERE clause"
+        ),
+    )
+}
+
+fn output_error(e: std::io::Error) -> CliError {
+    CliError::new(CODE_OUTPUT, format!("cannot write the results: {e}"))
+}
+
+fn unexpected(what: &str, outcome: &WriteOutcome) -> CliError {
+    CliError::new(CODE_CONNECTION, format!("the node answered {what} with {outcome:?}"))
+}
+
+/// A put that failed after `done` of `total` rows were written: says how far the UPSERT got.
+fn partly_done(e: CliError, done: usize, total: usize) -> CliError {
+    if total == 1 {
+        return e;
+    }
+    let message = format!("{} (row {} of {total}; {done} written before it)", e.message, done + 1);
+    CliError::new(e.code, message)
+}
+
+/// `1 row written`, `3 rows deleted`.
+fn count_text(count: usize, verb: &str) -> String {
+    match count {
+        1 => format!("1 row {verb}"),
+        n => format!("{n} rows {verb}"),
+    }
+}
+
+/// A WHERE clause checked against a table's schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyPlan {
+    /// The equalities, typed and in primary key order: a leading prefix of the primary key.
+    pub key: Vec<(String, Value)>,
+    /// A typed range on the key field after `key`.
+    pub range: Option<TypedRange>,
+    /// `key` gives every primary key field.
+    pub full: bool,
+    /// `key` gives every shard key field.
+    pub covers_shard_key: bool,
+}
+
+/// A range as [`RangeQuery::range`] takes it: the field and its two ends (None: open).
+pub type RangeArg<'a> = (&'a str, Option<RangeBound>, Option<RangeBound>);
+
+/// A range of one key field's values, in value order; None is an open end.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypedRange {
+    pub field: String,
+    pub start: Option<RangeBound>,
+    pub end: Option<RangeBound>,
+}
+
+impl KeyPlan {
+    /// The key as the client takes it.
+    pub fn pairs(&self) -> Vec<(&str, Value)> {
+        self.key.iter().map(|(name, value)| (name.as_str(), value.clone())).collect()
+    }
+
+    /// The range as [`RangeQuery::range`] takes it.
+    pub fn range_ref(&self) -> Option<RangeArg<'_>> {
+        self.range.as_ref().map(|r| (r.field.as_str(), r.start.clone(), r.end.clone()))
+    }
+}
+
+/// Types the WHERE equalities and range of a statement on `schema` and puts the equalities into
+/// primary key order. Every field must be a key field; the equalities must be a leading prefix
+/// of the primary key, and a range must be on the key field after them.
+pub fn key_plan(
+    schema: &TableSchema,
+    key: &[(String, Literal)],
+    range: Option<&RangeSpec>,
+) -> Result<KeyPlan> {
+    let mut positioned = Vec::with_capacity(key.len());
+    for (field, literal) in key {
+        let position = key_position(schema, field)?;
+        let value = to_value(literal, schema.key_field(position).ty(), field)?;
+        positioned.push((position, field.clone(), value));
+    }
+    positioned.sort_by_key(|(position, ..)| *position);
+    for (expected, (position, field, _)) in positioned.iter().enumerate() {
+        if *position != expected {
+            return Err(not_a_prefix(schema, field, expected));
+        }
+    }
+    let given = positioned.len();
+    let range = range.map(|r| typed_range(schema, given, r)).transpose()?;
+    Ok(KeyPlan {
+        key: positioned.into_iter().map(|(_, field, value)| (field, value)).collect(),
+        range,
+        full: given == schema.primary_key().len(),
+        covers_shard_key: given >= schema.shard_key_len(),
+    })
+}
+
+/// Whether rows are read in reverse key order: ORDER BY must name the key field after the
+/// `given` equalities, and DESC on an ascending key field (or ASC on a DESC one) reverses.
+/// Without ORDER BY rows come in key order.
+pub fn reverse_order(
+    schema: &TableSchema,
+    given: usize,
+    order_by: Option<&str>,
+    descending: bool,
+) -> Result<bool> {
+    let Some(field) = order_by else { return Ok(false) };
+    let Some(next) = schema.primary_key().get(given) else {
+        return Err(CliError::invalid(format!(
+            "ORDER BY {field}: the WHERE clause gives the whole primary key, so there is one \
+             row at most"
+        )));
+    };
+    let next_name = schema.fields()[next.field].name().as_str();
+    if field != next_name {
+        return Err(CliError::invalid(format!(
+            "ORDER BY {field}: rows come in primary key order {}, so after the fields the WHERE \
+             clause gives only {next_name} can order them",
+            key_list(schema, schema.primary_key().len())
+        )));
+    }
+    Ok(descending != next.desc)
+}
+
+/// The primary key position of `field`, or why it has none.
+fn key_position(schema: &TableSchema, field: &str) -> Result<usize> {
+    if let Some(position) = schema.key_position(field) {
+        return Ok(position);
+    }
+    let table = schema.name();
+    if schema.field(field).is_none() {
+        return Err(CliError::invalid(format!("table {table} has no field {field}")));
+    }
+    Err(CliError::invalid(format!(
+        "{field} is not a primary key field of {table}; WHERE can only name key fields {}",
+        key_list(schema, schema.primary_key().len())
+    )))
+}
+
+fn not_a_prefix(schema: &TableSchema, given: &str, position: usize) -> CliError {
+    let missing = schema.key_field(position).name();
+    CliError::invalid(format!(
+        "the WHERE clause gives {given} but not {missing}: the key fields it gives must be a \
+         leading prefix of the primary key {}",
+        key_list(schema, schema.primary_key().len())
+    ))
+}
+
+/// The range of `spec`, typed; it must be on the key field at position `given`.
+fn typed_range(schema: &TableSchema, given: usize, spec: &RangeSpec) -> Result<TypedRange> {
+    let position = key_position(schema, &spec.field)?;
+    if position != given {
+        let whole = given == schema.primary_key().len();
+        let message = if whole {
+            format!(
+                "the WHERE clause gives every primary key field, so {} can have no range",
+                spec.field
+            )
+        } else {
+            format!(
+                "the range is on {}, but after the key fields the WHERE clause gives only {} \
+                 can have one (primary key {})",
+                spec.field,
+                schema.key_field(given).name(),
+                key_list(schema, schema.primary_key().len())
+            )
+        };
+        return Err(CliError::invalid(message));
+    }
+    let ty = schema.key_field(position).ty();
+    let bound = |b: &Bound<Literal>| -> Result<Option<RangeBound>> {
+        Ok(match b {
+            Bound::Unbounded => None,
+            Bound::Included(l) => {
+                Some(RangeBound { value: to_value(l, ty, &spec.field)?, inclusive: true })
+            }
+            Bound::Excluded(l) => {
+                Some(RangeBound { value: to_value(l, ty, &spec.field)?, inclusive: false })
+            }
+        })
+    };
+    Ok(TypedRange { field: spec.field.clone(), start: bound(&spec.start)?, end: bound(&spec.end)? })
+}
+
+/// `(a, b DESC, c)`: the first `count` primary key fields.
+fn key_list(schema: &TableSchema, count: usize) -> String {
+    let names: Vec<String> = schema.primary_key()[..count]
+        .iter()
+        .map(|k| {
+            let name = schema.fields()[k.field].name().as_str();
+            if k.desc {
+                format!("{name} DESC")
+            } else {
+                name.to_owned()
+            }
+        })
+        .collect();
+    format!("({})", names.join(", "))
+}
+
+/// One UPSERT row as the client takes it: every literal typed by its column's field. NULL
+/// leaves a non-key field absent; a key field can not be NULL.
+pub fn typed_row<'c>(
+    schema: &TableSchema,
+    columns: &'c [String],
+    row: &[Literal],
+) -> Result<Vec<(&'c str, Value)>> {
+    let mut typed = Vec::with_capacity(columns.len());
+    for (column, literal) in columns.iter().zip(row) {
+        let Some((_, field)) = schema.field(column) else {
+            let table = schema.name();
+            return Err(CliError::invalid(format!("table {table} has no field {column}")));
+        };
+        let value = if schema.key_position(column).is_some() {
+            Some(to_value(literal, field.ty(), column)?)
+        } else {
+            to_optional_value(literal, field.ty(), column)?
+        };
+        typed.extend(value.map(|v| (column.as_str(), v)));
+    }
+    Ok(typed)
+}
+
+/// Checks that every selected column is a field of the table (None: `*`).
+fn check_columns(schema: &TableSchema, columns: Option<&[String]>) -> Result<()> {
+    let unknown = columns.into_iter().flatten().find(|c| schema.field(c).is_none());
+    match unknown {
+        None => Ok(()),
+        Some(column) => {
+            Err(CliError::invalid(format!("table {} has no column {column}", schema.name())))
+        }
+    }
+}
+
+fn field_names(schema: &TableSchema) -> Vec<String> {
+    schema.fields().iter().map(|f| f.name().as_str().to_owned()).collect()
+}
+
+/// The names and response column indexes of the selected columns (None: every column).
+pub fn projection(
+    columns: &[String],
+    selected: Option<&[String]>,
+) -> Result<(Vec<String>, Vec<usize>)> {
+    let Some(selected) = selected else {
+        return Ok((columns.to_vec(), (0..columns.len()).collect()));
+    };
+    let indexes = selected
+        .iter()
+        .map(|name| {
+            columns
+                .iter()
+                .position(|c| c == name)
+                .ok_or_else(|| CliError::invalid(format!("the node's answer has no column {name}")))
+        })
+        .collect::<Result<Vec<usize>>>()?;
+    Ok((selected.to_vec(), indexes))
+}
+
+/// The selected cells of each row's newest version.
+fn cells(rows: &[TableRow], indexes: &[usize]) -> Vec<Vec<Option<Value>>> {
+    rows.iter()
+        .map(|row| {
+            let fields = row.versions.first().map_or(&[][..], |v| &v.fields[..]);
+            indexes.iter().map(|&i| fields.get(i).cloned().flatten()).collect()
+        })
+        .collect()
+}
+
+/// What one DDL outcome prints.
+fn outcome_text(format: Format, outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Created { id } => format.message(&format!("table created (id {})", id.0)),
+        Outcome::AlreadyExists { id } => {
+            format.message(&format!("table exists already (id {}); nothing changed", id.0))
+        }
+        Outcome::Dropped { id } => format.message(&format!("table dropped (id {})", id.0)),
+        Outcome::NothingDropped => format.message("no such table; nothing dropped"),
+        Outcome::Described(table) => describe_text(format, table),
+        Outcome::Tables(names) => {
+            let rows: Vec<Vec<Option<Value>>> =
+                names.iter().map(|n| vec![Some(Value::from(n.as_str()))]).collect();
+            format.rows(&["table".to_owned()], &rows)
+        }
+    }
+}
+
+/// A table's fields (name, type, key position, shard key, order), then its options.
+fn describe_text(format: Format, table: &CatalogTable) -> String {
+    let schema = table.schema();
+    let columns: Vec<String> =
+        ["field", "type", "primary_key", "shard_key", "order"].map(String::from).to_vec();
+    let rows: Vec<Vec<Option<Value>>> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            let name = f.name().as_str();
+            let key = schema.key_position(name).map(|p| (p, schema.primary_key()[p].desc));
+            vec![
+                Some(Value::from(name)),
+                Some(Value::String(f.ty().to_string())),
+                key.map(|(p, _)| Value::Integer(p as i32 + 1)),
+                key.map(|(p, _)| Value::Boolean(p < schema.shard_key_len())),
+                key.map(|(_, desc)| Value::from(if desc { "DESC" } else { "ASC" })),
+            ]
+        })
+        .collect();
+    let options = schema.options();
+    let ttl = options.ttl_seconds.map_or_else(|| "none".to_owned(), |t| t.to_string());
+    let pairs = [
+        ("id", table.id().0.to_string()),
+        ("schema_version", table.schema_version().to_string()),
+        ("primary_key", key_list(schema, schema.primary_key().len())),
+        ("shard_key", key_list(schema, schema.shard_key_len())),
+        ("max_versions", options.max_versions.to_string()),
+        ("ttl_seconds", ttl),
+        ("max_version_offset_seconds", options.max_version_offset_seconds.to_string()),
+    ];
+    let section = (format!("table {}", schema.name()), owned_pairs(&pairs));
+    format.rows(&columns, &rows) + &format.pairs(&[section])
+}
+
+fn owned_pairs(pairs: &[(&str, String)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect()
+}
+
+/// `node` (the shard count), then each shard's counters.
+fn stats_text(format: Format, shards: &[ShardStats]) -> String {
+    let mut sections =
+        vec![("node".to_owned(), owned_pairs(&[("shards", shards.len().to_string())]))];
+    for s in shards {
+        let pairs = s.values.iter().map(|(name, value)| (name.clone(), value.to_string()));
+        sections.push((format!("shard {}", s.shard), pairs.collect()));
+    }
+    format.pairs(&sections)
+}
+
+/// `node` (shards, partitions, ports), then each shard's port and partition count.
+fn topology_text(format: Format, t: &Topology) -> String {
+    let node = [
+        ("shards", t.shards().to_string()),
+        ("partitions", t.partition_owners.len().to_string()),
+        ("shared_port", t.shared_port.to_string()),
+        ("answered_by_shard", t.shard.to_string()),
+    ];
+    let mut sections = vec![("node".to_owned(), owned_pairs(&node))];
+    for (shard, port) in t.shard_ports.iter().enumerate() {
+        let owned = t.partition_owners.iter().filter(|&&o| usize::from(o) == shard).count();
+        let pairs = [("port", port.to_string()), ("partitions", owned.to_string())];
+        sections.push((format!("shard {shard}"), owned_pairs(&pairs)));
+    }
+    format.pairs(&sections)
+}
+
+/// How far an interactive input has got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputState {
+    /// Nothing but whitespace, comments and `;`.
+    Empty,
+    /// A statement is still open: read another line.
+    Incomplete,
+    /// Every statement is complete (or can never be, so the parser should report it): run it.
+    Complete,
+}
+
+/// Whether an interactive input (whole lines, each ending in `\n`) is ready to run. A SQL
+/// statement is complete at its `;` (outside quotes; a `'string'` may span lines). An admin CLI
+/// block at the end of the input is complete when the storage DDL parser accepts it (after its
+/// `plan add-table`), at a `;`, or at a blank line. Input over [`SCRIPT_BYTES_MAX`] is complete,
+/// so that the parser refuses it.
+pub fn input_state(text: &str) -> InputState {
+    if text.len() > SCRIPT_BYTES_MAX {
+        return InputState::Complete;
+    }
+    let mut pos = 0;
+    let mut any = false;
+    loop {
+        pos = lex::skip_gap(text, pos);
+        let rest = &text[pos..];
+        let Some(first) = rest.chars().next() else {
+            return if any { InputState::Complete } else { InputState::Empty };
+        };
+        if first == ';' {
+            pos += 1;
+        } else if admin::starts_block(rest) {
+            let block = admin::block(text, pos);
+            if text[block.end..].trim().is_empty() {
+                return admin_block_state(&text[pos..block.end], block.has_command, any, text);
+            }
+            any |= block.has_command;
+            pos = block.end;
+        } else {
+            let Some(end) = sql_end(text, pos) else { return InputState::Incomplete };
+            any = true;
+            pos = end;
+        }
+    }
+}
+
+/// The state of an input whose last statement is the admin CLI block `block`.
+fn admin_block_state(block: &str, has_command: bool, any_before: bool, text: &str) -> InputState {
+    let blank_line_last = text.lines().last().is_some_and(|l| l.trim().is_empty());
+    match (has_command, any_before) {
+        (false, false) => InputState::Empty,
+        (false, true) => InputState::Complete,
+        (true, _) if blank_line_last || ringstore_storage::ddl::parse(block).is_ok() => {
+            InputState::Complete
+        }
+        (true, _) => InputState::Incomplete,
+    }
+}
+
+/// The end of the SQL statement at `pos` (after its `;`), or None while it is still open.
+fn sql_end(text: &str, mut pos: usize) -> Option<usize> {
+    loop {
+        match lex::token_at(text, pos) {
+            // A string may go on in the next line; a quoted name never does.
+            Err(open) if open.quote == '\'' => return None,
+            Err(_) => return Some(text.len()),
+            Ok(None) => return None,
+            Ok(Some(token)) if token.kind == Kind::Punct(Punct::Semicolon) => {
+                return Some(token.end)
+            }
+            Ok(Some(token)) => pos = lex::skip_gap(text, token.end),
+        }
+    }
+}
+
+/// Whether an interactive line, given when no statement is open, asks to leave: `exit` or
+/// `quit`, in any case, optionally with a `;`.
+pub fn is_exit(line: &str) -> bool {
+    let word = line.trim().trim_end_matches(';').trim_end();
+    word.eq_ignore_ascii_case("exit") || word.eq_ignore_ascii_case("quit")
+}
+
+#[cfg(test)]
+mod tests {
+    use ringstore_storage::table::{FieldType, TableId};
+
+    use super::*;
+
+    /// `orders`: key (SHARD(userid), orderid, line DESC), one non-key field.
+    fn orders() -> TableSchema {
+        TableSchema::builder(TableId(1), "orders")
+            .field("note", FieldType::String)
+            .field("line", FieldType::Integer)
+            .field("orderid", FieldType::Long)
+            .field("userid", FieldType::String)
+            .primary_key_field("userid", false)
+            .primary_key_field("orderid", false)
+            .primary_key_field("line", true)
+            .shard_key(&["userid"])
+            .build()
+            .expect("valid schema")
+    }
+
+    fn num(text: &str) -> Literal {
+        Literal::Number(text.to_owned())
+    }
+
+    fn string(text: &str) -> Literal {
+        Literal::String(text.to_owned())
+    }
+
+    fn key(pairs: &[(&str, Literal)]) -> Vec<(String, Literal)> {
+        pairs.iter().map(|(f, l)| ((*f).to_owned(), l.clone())).collect()
+    }
+
+    fn plan(pairs: &[(&str, Literal)], range: Option<RangeSpec>) -> Result<KeyPlan> {
+        key_plan(&orders(), &key(pairs), range.as_ref())
+    }
+
+    fn range(field: &str, start: Bound<Literal>, end: Bound<Literal>) -> Option<RangeSpec> {
+        Some(RangeSpec { field: field.to_owned(), start, end })
+    }
+
+    #[test]
+    fn equalities_are_typed_and_put_in_key_order() {
+        let p = plan(&[("line", num("3")), ("userid", string("abc")), ("orderid", num("7"))], None)
+            .expect("a full key");
+        assert_eq!(
+            p.key,
+            [
+                ("userid".to_owned(), Value::from("abc")),
+                ("orderid".to_owned(), Value::Long(7)),
+                ("line".to_owned(), Value::Integer(3)),
+            ]
+        );
+        assert!(p.full && p.covers_shard_key);
+        assert_eq!(p.pairs()[1], ("orderid", Value::Long(7)));
+
+        let p = plan(&[("orderid", num("7")), ("userid", string("abc"))], None).expect("partial");
+        assert!(!p.full && p.covers_shard_key);
+        assert_eq!(p.key[0].0, "userid");
+
+        let p = plan(&[], None).expect("no key");
+        assert!(!p.full && !p.covers_shard_key && p.key.is_empty());
+    }
+
+    #[test]
+    fn equalities_must_be_a_key_prefix_of_key_fields() {
+        let e = plan(&[("userid", string("a")), ("line", num("1"))], None).expect_err("gap");
+        assert_eq!(e.code, 802);
+        assert_eq!(
+            e.message,
+            "the WHERE clause gives line but not orderid: the key fields it gives must be a \
+             leading prefix of the primary key (userid, orderid, line DESC)"
+        );
+        let e = plan(&[("note", string("x"))], None).expect_err("not a key field");
+        assert!(e.message.starts_with("note is not a primary key field of orders"), "{e}");
+        let e = plan(&[("nope", string("x"))], None).expect_err("unknown");
+        assert_eq!(e.message, "table orders has no field nope");
+        let e = plan(&[("orderid", string("7"))], None).expect_err("mistyped");
+        assert_eq!(e.code, 804, "{e}");
+        let e = plan(&[("userid", Literal::Null)], None).expect_err("NULL");
+        assert_eq!(e.code, 804, "{e}");
+    }
+
+    #[test]
+    fn ranges_are_typed_and_on_the_next_key_field() {
+        let r = range("orderid", Bound::Excluded(num("100")), Bound::Included(num("200")));
+        let p = plan(&[("userid", string("a"))], r).expect("a range");
+        let expected = TypedRange {
+            field: "orderid".into(),
+            start: Some(RangeBound { value: Value::Long(100), inclusive: false }),
+            end: Some(RangeBound { value: Value::Long(200), inclusive: true }),
+        };
+        assert_eq!(p.range, Some(expected));
+        let (field, start, end) = p.range_ref().expect("a range");
+        assert_eq!((field, start.is_some(), end.is_some()), ("orderid", true, true));
+
+        let r = range("userid", Bound::Unbounded, Bound::Excluded(string("m")));
+        assert_eq!(plan(&[], r).expect("first field").range.expect("range").start, None);
+
+        let r = range("line", Bound::Included(num("1")), Bound::Unbounded);
+        let e = plan(&[("userid", string("a"))], r).expect_err("not next");
+        assert!(e.message.contains("only orderid can have one"), "{e}");
+
+        let full = [("userid", string("a")), ("orderid", num("1")), ("line", num("2"))];
+        let r = range("line", Bound::Included(num("1")), Bound::Unbounded);
+        let p = plan(&full[..2], r).expect("line after two");
+        assert!(p.range.is_some());
+        let r = range("note", Bound::Included(string("x")), Bound::Unbounded);
+        assert!(plan(&full, r).is_err());
+
+        let r = range("orderid", Bound::Included(num("1.5")), Bound::Unbounded);
+        assert_eq!(plan(&[("userid", string("a"))], r).expect_err("mistyped").code, 804);
+    }
+
+    #[test]
+    fn order_by_names_the_next_key_field_and_desc_fields_flip() {
+        let schema = orders();
+        assert_eq!(reverse_order(&schema, 1, None, false), Ok(false));
+        assert_eq!(reverse_order(&schema, 1, Some("orderid"), true), Ok(true));
+        assert_eq!(reverse_order(&schema, 1, Some("orderid"), false), Ok(false));
+        // `line` is a DESC key field: key order is already newest first.
+        assert_eq!(reverse_order(&schema, 2, Some("line"), true), Ok(false));
+        assert_eq!(reverse_order(&schema, 2, Some("line"), false), Ok(true));
+        let e = reverse_order(&schema, 1, Some("line"), true).expect_err("not next");
+        assert!(e.message.contains("only orderid can order them"), "{e}");
+        let e = reverse_order(&schema, 3, Some("line"), true).expect_err("full key");
+        assert!(e.message.contains("whole primary key"), "{e}");
+    }
+
+    #[test]
+    fn upsert_rows_are_typed_and_nulls_left_out() {
+        let schema = orders();
+        let columns: Vec<String> = ["userid", "orderid", "line", "note"].map(String::from).to_vec();
+        let row = [string("a"), num("1"), num("2"), Literal::Null];
+        assert_eq!(
+            typed_row(&schema, &columns, &row).expect("typed"),
+            [
+                ("userid", Value::from("a")),
+                ("orderid", Value::Long(1)),
+                ("line", Value::Integer(2))
+            ]
+        );
+        let row = [Literal::Null, num("1"), num("2"), string("x")];
+        assert_eq!(typed_row(&schema, &columns, &row).expect_err("NULL key").code, 804);
+        let columns = vec!["what".to_owned()];
+        let e = typed_row(&schema, &columns, &[num("1")]).expect_err("unknown column");
+        assert_eq!((e.code, e.message.as_str()), (802, "table orders has no field what"));
+    }
+
+    #[test]
+    fn projections_pick_columns_by_name() {
+        let columns: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        assert_eq!(projection(&columns, None).expect("all"), (columns.clone(), vec![0, 1, 2]));
+        let wanted = ["c".to_owned(), "a".to_owned()];
+        assert_eq!(projection(&columns, Some(&wanted)).expect("two").1, [2, 0]);
+        assert!(projection(&columns, Some(&["z".to_owned()])).is_err());
+        assert!(check_columns(&orders(), Some(&["note".to_owned()])).is_ok());
+        assert!(check_columns(&orders(), Some(&["z".to_owned()])).is_err());
+    }
+
+    #[test]
+    fn errors_keep_codes_and_pick_exit_statuses() {
+        let e = CliError::from(ClientError::Server(ringstore_net::ErrorReply {
+            code: 201,
+            message: "table x does not exist".into(),
+        }));
+        assert_eq!(e.line(Format::Table), "ERROR 201: table x does not exist\n");
+        assert_eq!(e.exit_status(), 1);
+        let e = CliError::from(ClientError::InvalidRequest("name too long".into()));
+        assert_eq!(e.code, 803);
+        let e = CliError::from(ClientError::Broken {
+            addr: "127.0.0.1:1".parse().expect("addr"),
+            reason: "gone".into(),
+        });
+        assert!(e.is_connection());
+        assert_eq!(e.exit_status(), 2);
+        let e = partly_done(CliError::new(205, "type mismatch"), 2, 5);
+        assert_eq!(e.message, "type mismatch (row 3 of 5; 2 written before it)");
+        assert_eq!(count_text(1, "written"), "1 row written");
+        assert_eq!(count_text(0, "deleted"), "0 rows deleted");
+    }
+
+    #[test]
+    fn interactive_input_completes_at_semicolons_and_block_ends() {
+        use InputState::*;
+        assert_eq!(input_state(""), Empty);
+        assert_eq!(input_state("  -- note\n;\n"), Empty);
+        assert_eq!(input_state("## a comment\n"), Empty);
+        assert_eq!(input_state("SELECT *\n"), Incomplete);
+        assert_eq!(input_state("SELECT *\nFROM t;\n"), Complete);
+        assert_eq!(input_state("STATS; SELECT\n"), Incomplete);
+        assert_eq!(input_state("UPSERT INTO t (a) VALUES ('x;\n"), Incomplete);
+        assert_eq!(input_state("UPSERT INTO t (a) VALUES ('x;\ny');\n"), Complete);
+        assert_eq!(input_state("SELECT \"a;\n"), Complete, "a quoted name ends at its line");
+        let block = "table create -name t\nadd-field -type LONG -name k\nprimary-key -field k\n\
+                     exit\n";
+        assert_eq!(input_state(block), Incomplete);
+        assert_eq!(input_state(&format!("{block}plan add-table -name t -wait\n")), Complete);
+        assert_eq!(input_state("table create -name t\n\n"), Complete, "a blank line ends it");
+        assert_eq!(input_state("table create -name t;\n"), Complete);
+        assert_eq!(input_state("STATS;\n## trailing comment\n"), Complete);
+        let seed = "## Enter into table creation mode table create -name p ## fields \
+                    add-field -type STRING -name n primary-key -field n exit \
+                    plan add-table -name p -wait\n";
+        assert_eq!(input_state(seed), Complete);
+    }
+
+    #[test]
+    fn exit_and_quit_leave() {
+        assert!(is_exit("exit\n") && is_exit(" QUIT; \n") && is_exit("Exit;"));
+        assert!(!is_exit("exit plan") && !is_exit("exits"));
+    }
+}

@@ -1,0 +1,341 @@
+//! `ringstore-cli` against the real daemon, run as a subprocess the way a user runs it (`-e`,
+//! `-f`, a script on stdin, `--format json`). It proves that the seed document's admin CLI
+//! script and SQL DDL create tables, that UPSERT, SELECT (get, multiGet pages with a range,
+//! ORDER BY and LIMIT, a full scan) and DELETE (one row, a partial key in several batches) do
+//! what they say and print what they did, that STATS and TOPOLOGY show the shard count, and that
+//! server errors, syntax errors and connection failures print their code and set the exit status
+//! (1 for a failed statement, 2 for usage and connection errors), stopping the script at the
+//! first error.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use ringstore_tests::{bin, Node, TEST_SHARDS};
+use serde_json::Value as Json;
+
+/// Longest wait for one CLI run.
+const CLI_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The seed document's first admin CLI script (001_22dd47f933f68d02.txt), verbatim: one line.
+const SEED_SINGLE_KEY_SCRIPT: &str =
+    "## Enter into table creation mode table create -name myProducts ## Now add the fields \
+     add-field -type STRING -name productName add-field -type STRING -name productType \
+     add-field -type ENUM -name color -enum-values blue,green,red add-field -type ENUM -name \
+     size -enum-values small,medium,blue add-field -type INTEGER -name inventoryCount ## A \
+     primary key must be defined for every table ## Here, we will define field 'productName' \
+     as the primary key. primary-key -field productName ## Exit table creation mode exit ## \
+     Add the table to the store. Use the -wait flag to ## force the script to wait for the \
+     plan to complete ## before doing anything else. plan add-table -name myProducts -wait";
+
+/// What one CLI run printed and how it exited.
+#[derive(Debug)]
+struct Run {
+    status: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    /// Asserts a zero exit status and returns stdout.
+    fn ok(self) -> String {
+        assert_eq!(self.status, Some(0), "{self:#?}");
+        assert!(self.stderr.is_empty(), "{self:#?}");
+        self.stdout
+    }
+
+    /// Asserts exit status `status` and that stderr holds `ERROR <code>:`; returns stderr.
+    fn failed(self, status: i32, code: u16) -> String {
+        assert_eq!(self.status, Some(status), "{self:#?}");
+        assert!(self.stderr.contains(&format!("ERROR {code}: ")), "{self:#?}");
+        self.stderr
+    }
+}
+
+/// Runs `ringstore-cli --addr <addr> <args>` with `stdin` as its standard input.
+fn cli_at(addr: &str, args: &[&str], stdin: &str) -> Run {
+    let mut child = Command::new(bin("ringstore-cli"))
+        .args(["--addr", addr])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start ringstore-cli");
+    let mut input = child.stdin.take().expect("piped stdin");
+    let text = stdin.to_owned();
+    // The CLI may exit without reading its input; a failed write is no failure of the test.
+    std::thread::spawn(move || {
+        let _ = input.write_all(text.as_bytes());
+    });
+    let pid = child.id() as libc::pid_t;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let Ok(output) = rx.recv_timeout(CLI_TIMEOUT) else {
+        // SAFETY: kill(2) on our own child, not reaped yet (the waiting thread has not returned).
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        panic!("ringstore-cli {args:?} did not exit within {CLI_TIMEOUT:?}");
+    };
+    let output = output.expect("wait for ringstore-cli");
+    Run {
+        status: output.status.code(),
+        stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
+        stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
+    }
+}
+
+fn cli(addr: SocketAddr, args: &[&str]) -> Run {
+    cli_at(&addr.to_string(), args, "")
+}
+
+/// The JSON value printed on each line of `stdout`.
+fn json_lines(stdout: &str) -> Vec<Json> {
+    stdout.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect()
+}
+
+/// The values of `column` in a `--format json` result of one SELECT.
+fn column(stdout: &str, column: &str) -> Vec<Json> {
+    let lines = json_lines(stdout);
+    assert_eq!(lines.len(), 1, "{stdout}");
+    let rows = lines[0].as_array().expect("an array of rows");
+    rows.iter().map(|row| row[column].clone()).collect()
+}
+
+fn longs(values: impl IntoIterator<Item = i64>) -> Vec<Json> {
+    values.into_iter().map(Json::from).collect()
+}
+
+/// The seed's admin CLI script, then rows of the seed's table written and read back.
+#[test]
+fn seed_script_and_single_row_statements() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let node = Node::start(&dir.path().join("data"), &[]);
+    let addr = node.addr();
+
+    let out = cli(addr, &["-e", SEED_SINGLE_KEY_SCRIPT]).ok();
+    assert!(out.starts_with("table created (id "), "{out}");
+
+    let out = cli(
+        addr,
+        &[
+            "-e",
+            "UPSERT INTO myProducts (productName, productType, color, size, inventoryCount) \
+             VALUES ('hat', 'clothing', blue, small, 3),\n\
+             \x20      ('scarf', 'clothing', 'red', medium, NULL);\n\
+             SELECT * FROM myProducts WHERE productName = 'hat';",
+        ],
+    )
+    .ok();
+    assert_eq!(
+        out,
+        "\
+2 rows written
++-------------+-------------+-------+-------+----------------+
+| productName | productType | color | size  | inventoryCount |
++-------------+-------------+-------+-------+----------------+
+| hat         | clothing    | blue  | small |              3 |
++-------------+-------------+-------+-------+----------------+
+(1 row)
+"
+    );
+    let query = "SELECT inventoryCount, productName FROM myProducts WHERE productName = 'scarf'";
+    let out = cli(addr, &["--format", "json", "-e", query]).ok();
+    assert_eq!(
+        json_lines(&out),
+        [serde_json::json!([{"inventoryCount": null, "productName": "scarf"}])]
+    );
+    let out = cli(addr, &["-e", "SELECT * FROM myProducts WHERE productName = 'cap'"]).ok();
+    assert!(out.ends_with("(0 rows)\n"), "{out}");
+
+    let out = cli(addr, &["-e", "DESCRIBE myProducts"]).ok();
+    assert!(
+        out.contains("| size           | ENUM(small, medium, blue) |        NULL | NULL"),
+        "{out}"
+    );
+    assert!(out.contains("table myProducts:\n"), "{out}");
+    let out = cli(addr, &["--format", "json", "-e", "DESCRIBE myProducts"]).ok();
+    let lines = json_lines(&out);
+    assert_eq!(
+        lines[0][0],
+        serde_json::json!({"field": "productName", "type": "STRING", "primary_key": 1,
+                           "shard_key": true, "order": "ASC"})
+    );
+    assert_eq!(lines[1]["table myProducts"]["primary_key"], Json::from("(productName)"));
+
+    let out = cli(addr, &["-e", "DELETE FROM myProducts WHERE productName = 'hat'"]).ok();
+    assert_eq!(out, "1 row deleted\n");
+    let out = cli(addr, &["-e", "DELETE FROM myProducts WHERE productName = 'hat'"]).ok();
+    assert_eq!(out, "0 rows deleted\n");
+    let out = cli(addr, &["-e", "SELECT * FROM myProducts WHERE productName = 'hat'"]).ok();
+    assert!(out.ends_with("(0 rows)\n"), "{out}");
+    assert!(node.terminate().success());
+}
+
+/// SQL DDL from a file, then multiGet pages, ranges, ORDER BY, LIMIT, partial-key deletes and
+/// full scans, with pages of 2 or 3 rows so that every result follows resume tokens.
+#[test]
+fn partial_keys_ranges_and_scans() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let node = Node::start(&dir.path().join("data"), &[]);
+    let addr = node.addr();
+
+    let mut script = String::from(
+        "-- orders of two users\n\
+         CREATE TABLE orders (userid STRING, orderid LONG, amount DOUBLE, note STRING,\n\
+         \x20   PRIMARY KEY (SHARD(userid), orderid));\n\
+         CREATE TABLE events (host STRING, ts LONG, msg STRING,\n\
+         \x20   PRIMARY KEY (SHARD(host), ts DESC));\n",
+    );
+    let rows: Vec<String> = (101..=110).map(|id| format!("('abc', {id}, {id}.5)")).collect();
+    script.push_str(&format!(
+        "UPSERT INTO orders (userid, orderid, amount) VALUES {};\n",
+        rows.join(", ")
+    ));
+    script.push_str(
+        "UPSERT INTO orders (userid, orderid, note) VALUES ('xyz', 1, 'a'), ('xyz', 2, 'b');\n",
+    );
+    script.push_str(
+        "UPSERT INTO events (host, ts, msg) VALUES ('h', 1, 'x'), ('h', 3, 'z'), ('h', 2, 'y');\n",
+    );
+    let file = dir.path().join("setup.sql");
+    std::fs::write(&file, &script).expect("write the script");
+    let out = cli(addr, &["-f", file.to_str().expect("UTF-8 path")]).ok();
+    assert_eq!(
+        out,
+        "table created (id 1)\ntable created (id 2)\n\
+         10 rows written\n2 rows written\n3 rows written\n"
+    );
+
+    let select = |page: &str, query: &str| {
+        cli(addr, &["--format", "json", "--page-rows", page, "-e", query]).ok()
+    };
+    let out = select(
+        "3",
+        "SELECT orderid, amount FROM orders WHERE userid = 'abc' AND 102 < orderid <= 108 \
+         ORDER BY orderid DESC LIMIT 4",
+    );
+    assert_eq!(column(&out, "orderid"), longs([108, 107, 106, 105]));
+    assert_eq!(column(&out, "amount")[0], Json::from(108.5));
+    let out = select(
+        "2",
+        "SELECT orderid FROM orders WHERE orderid BETWEEN 103 AND 109 AND userid = 'abc'",
+    );
+    assert_eq!(column(&out, "orderid"), longs(103..=109));
+    let out = select("2", "SELECT * FROM orders WHERE userid = 'abc'");
+    assert_eq!(column(&out, "orderid"), longs(101..=110));
+    assert_eq!(column(&out, "note"), vec![Json::Null; 10]);
+    // `ts` is a DESC key field: key order is newest first, ORDER BY ts ASC reverses it.
+    let out = select("2", "SELECT ts FROM events WHERE host = 'h'");
+    assert_eq!(column(&out, "ts"), longs([3, 2, 1]));
+    let out = select("2", "SELECT ts FROM events WHERE host = 'h' ORDER BY ts ASC LIMIT 2");
+    assert_eq!(column(&out, "ts"), longs([1, 2]));
+
+    let out = cli(
+        addr,
+        &["--page-rows", "2", "-e", "DELETE FROM orders WHERE userid = 'abc' AND orderid >= 105"],
+    )
+    .ok();
+    assert_eq!(out, "6 rows deleted\n");
+    let out = select("1000", "SELECT orderid FROM orders WHERE userid = 'abc'");
+    assert_eq!(column(&out, "orderid"), longs(101..=104));
+
+    let out = select("2", "SELECT userid, orderid FROM orders ALLOW FULL SCAN");
+    let mut found: Vec<(String, i64)> = json_lines(&out)[0]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (r["userid"].as_str().expect("userid").to_owned(), r["orderid"].as_i64().expect("id"))
+        })
+        .collect();
+    found.sort();
+    let expected: Vec<(String, i64)> =
+        [("abc", 101), ("abc", 102), ("abc", 103), ("abc", 104), ("xyz", 1), ("xyz", 2)]
+            .map(|(u, o)| (u.to_owned(), o))
+            .to_vec();
+    assert_eq!(found, expected);
+    let out = select("2", "SELECT orderid FROM orders LIMIT 3 ALLOW FULL SCAN");
+    assert_eq!(column(&out, "orderid").len(), 3);
+    let stderr = cli(addr, &["-e", "SELECT * FROM orders"]).failed(1, 217);
+    assert!(stderr.contains("add ALLOW FULL SCAN"), "{stderr}");
+    cli(addr, &["-e", "SELECT * FROM orders ORDER BY userid DESC ALLOW FULL SCAN"]).failed(1, 802);
+    assert!(node.terminate().success());
+}
+
+/// STATS and TOPOLOGY in both formats, and a script read from stdin.
+#[test]
+fn stats_topology_and_stdin_scripts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let node = Node::start(&dir.path().join("data"), &[]);
+    let addr = node.addr();
+
+    let out = cli(addr, &["-e", "STATS; SHOW TOPOLOGY"]).ok();
+    let shards_lines = out.lines().filter(|l| l.trim_start().starts_with("shards ")).count();
+    assert_eq!(shards_lines, 2, "{out}");
+    assert!(out.contains(&format!("shard {}:", TEST_SHARDS - 1)), "{out}");
+    for line in out.lines().filter(|l| l.trim_start().starts_with("shards ")) {
+        assert_eq!(line.split_whitespace().nth(1), Some(TEST_SHARDS.to_string().as_str()));
+    }
+
+    let out = cli_at(&addr.to_string(), &["--format", "json"], "STATS;\nTOPOLOGY;\n").ok();
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 2, "{out}");
+    for line in &lines {
+        assert_eq!(line["node"]["shards"], Json::from(TEST_SHARDS), "{out}");
+    }
+    assert_eq!(lines[1]["node"]["partitions"], Json::from(node.ready.partitions));
+    assert!(node.terminate().success());
+}
+
+/// Errors print `ERROR <code>: message` on stderr and stop the script: a server error and a
+/// local error exit 1, a node that can not be reached and bad arguments exit 2.
+#[test]
+fn errors_print_codes_and_set_exit_status() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let node = Node::start(&dir.path().join("data"), &[]);
+    let addr = node.addr();
+
+    let run = cli(addr, &["-e", "SELECT * FROM nope WHERE a = 1; STATS"]);
+    assert!(run.stdout.is_empty(), "the script stops at its first error: {run:#?}");
+    let stderr = run.failed(1, 201);
+    assert!(stderr.contains("nope"), "{stderr}");
+
+    let run = cli(addr, &["-e", "STATS; SELECT * FORM t"]);
+    assert!(run.stdout.is_empty(), "a script that does not parse runs nothing: {run:#?}");
+    let stderr = run.failed(1, 801);
+    assert!(stderr.contains("expected FROM, found \"FORM\""), "{stderr}");
+
+    let run = cli(addr, &["--format", "json", "-e", "DESCRIBE nope"]);
+    assert_eq!(run.status, Some(1), "{run:#?}");
+    let error = json_lines(&run.stderr);
+    assert_eq!(error[0]["error"]["code"], Json::from(201), "{run:#?}");
+
+    let create = "CREATE TABLE t (k LONG, v STRING, PRIMARY KEY (k))";
+    cli(addr, &["-e", create]).ok();
+    cli(addr, &["-e", create]).failed(1, 501);
+    let stderr =
+        cli(addr, &["-e", "UPSERT INTO t (k, v) VALUES (1, 'a'), ('two', 'b')"]).failed(1, 804);
+    assert!(stderr.contains("field k is LONG"), "{stderr}");
+    let out = cli(addr, &["-e", "SELECT * FROM t ALLOW FULL SCAN"]).ok();
+    assert!(out.ends_with("(0 rows)\n"), "a bad literal writes no row: {out}");
+    cli(addr, &["-e", "SELECT * FROM t WHERE v = 'a'"]).failed(1, 802);
+    cli(addr, &["-e", "SELECT nope FROM t WHERE k = 1"]).failed(1, 802);
+
+    // A script on stdin (not a terminal) stops at its first error too.
+    let run = cli_at(&addr.to_string(), &[], "SELECT * FROM nope;\nSTATS;\n");
+    assert!(run.stdout.is_empty(), "{run:#?}");
+    run.failed(1, 201);
+
+    let stopped = node.terminate();
+    assert!(stopped.success());
+    cli(addr, &["-e", "STATS"]).failed(2, 805);
+    cli_at("no-such-host.invalid:1", &["-e", "STATS"], "").failed(2, 805);
+    let run = cli_at("127.0.0.1:1", &["--format", "yaml"], "");
+    assert_eq!(run.status, Some(2), "{run:#?}");
+    let run = cli_at("127.0.0.1:1", &["-e", "STATS", "-f", "x.sql"], "");
+    assert_eq!(run.status, Some(2), "{run:#?}");
+}
