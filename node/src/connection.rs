@@ -20,7 +20,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_lite::future::or;
 use futures_lite::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
@@ -45,6 +45,11 @@ pub const SHUTDOWN_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 struct Output {
     /// Response frames not yet handed to the socket.
     pending: RefCell<Vec<u8>>,
+    /// Response bytes queued and not yet written (`pending` plus the batch being written): what
+    /// the output cap limits.
+    unsent: Cell<usize>,
+    /// Woken when the writer finished writing a batch.
+    drained: event_listener::Event,
     /// Woken when `pending` gets bytes, when the connection is done, or when it is killed.
     ready: event_listener::Event,
     /// No more responses will come: write what is pending and close.
@@ -58,27 +63,45 @@ struct Output {
 }
 
 impl Output {
-    /// Queues a response frame; kills the connection if that would pass the cap.
-    fn push(&self, frame: &[u8], cap: usize) {
+    /// Queues a response frame. The cap is enforced by the reader, which stops taking requests
+    /// while `unsent` is at the cap; what is in flight then still gets its responses (bounded by
+    /// the in-flight limit).
+    fn push(&self, frame: &[u8]) {
         if self.killed.get() {
             return;
         }
-        let mut pending = self.pending.borrow_mut();
-        if pending.len() + frame.len() > cap && !pending.is_empty() {
-            drop(pending);
-            tracing::warn!(cap, "client does not read its responses; closing the connection");
-            self.kill();
-            return;
-        }
-        pending.extend_from_slice(frame);
-        drop(pending);
+        self.pending.borrow_mut().extend_from_slice(frame);
+        self.unsent.set(self.unsent.get() + frame.len());
         self.ready.notify(usize::MAX);
+    }
+
+    /// Resolves once at least `cap` response bytes are unsent.
+    async fn full(&self, cap: usize) {
+        while self.unsent.get() < cap {
+            let listener = self.ready.listen();
+            if self.unsent.get() >= cap {
+                return;
+            }
+            listener.await;
+        }
+    }
+
+    /// Resolves once fewer than `cap` response bytes are unsent (or the connection is killed).
+    async fn below(&self, cap: usize) {
+        while self.unsent.get() >= cap && !self.killed.get() {
+            let listener = self.drained.listen();
+            if self.unsent.get() < cap || self.killed.get() {
+                return;
+            }
+            listener.await;
+        }
     }
 
     fn kill(&self) {
         self.killed.set(true);
         self.ready.notify(usize::MAX);
         self.finished.notify(usize::MAX);
+        self.drained.notify(usize::MAX);
     }
 
     async fn wait_ready(&self) {
@@ -155,6 +178,8 @@ enum Wake {
     Timeout,
     Shutdown,
     Killed,
+    /// The output buffer reached its cap: stop reading until the client takes responses.
+    Full,
 }
 
 async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<TcpStream>) {
@@ -163,9 +188,12 @@ async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<Tcp
     let mut filled = 0;
     // Body bytes of a refused frame still to be discarded.
     let mut skip: u64 = 0;
+    // When the first byte of the frame being read arrived.
+    let mut frame_started: Option<Instant> = None;
     loop {
         // Act on every complete frame in the buffer, discarding refused bodies on the way.
         let mut pos = 0;
+        let mut frames_done = false;
         loop {
             if skip > 0 {
                 let n = skip.min((filled - pos) as u64);
@@ -174,6 +202,7 @@ async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<Tcp
                 if skip > 0 {
                     break;
                 }
+                frames_done = true;
             }
             let head = &buf[pos..filled];
             let Some(parsed) = FrameHeader::parse(head, limit) else { break };
@@ -186,13 +215,14 @@ async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<Tcp
                     Counters::add(&shard.counters.bytes_in, total as u64);
                     start_request(shard, out, h, &head[HEADER_BYTES..total]);
                     pos += total;
+                    frames_done = true;
                 }
                 Err(e) => {
                     let raw = RawHeader::of(head);
                     let opcode = Opcode::from_u8(raw.opcode).unwrap_or(Opcode::Ping);
                     let frame = error_frame(opcode, raw.request_id, e.code(), &frame_message(&e));
                     Counters::add(&shard.counters.errors, 1);
-                    out.push(&frame, shard.limits.output_buffer_bytes);
+                    out.push(&frame);
                     if e.closes_stream() {
                         return;
                     }
@@ -214,18 +244,61 @@ async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<Tcp
             buf.truncate(READ_CHUNK_BYTES);
             buf.shrink_to_fit();
         }
-        let timeout = if filled > 0 || skip > 0 {
-            Some(shard.limits.read_timeout_ms)
-        } else if shard.limits.idle_timeout_ms > 0 {
-            Some(shard.limits.idle_timeout_ms)
-        } else {
-            None
+        // The output cap: while the client has not taken `cap` bytes of responses, read no more
+        // requests. A client that does not read for a whole read timeout is disconnected.
+        let cap = shard.limits.output_buffer_bytes;
+        if out.unsent.get() >= cap {
+            let stall = Duration::from_millis(shard.limits.read_timeout_ms);
+            let drained = or(
+                async {
+                    out.below(cap).await;
+                    true
+                },
+                async {
+                    glommio::timer::sleep(stall).await;
+                    false
+                },
+            );
+            let drained = or(drained, async {
+                shard.shutdown.requested().await;
+                false
+            })
+            .await;
+            if !drained || out.killed.get() {
+                if !shard.shutdown.is_requested() {
+                    tracing::warn!(
+                        cap,
+                        "client does not read its responses; closing the connection"
+                    );
+                    out.kill();
+                }
+                return;
+            }
+            continue;
+        }
+        // A frame that has started must be complete within the read timeout, counted from its
+        // first byte (not from the last read, so trickling bytes does not extend it).
+        if (filled == 0 && skip == 0) || frames_done {
+            frame_started = None;
+        }
+        if (filled > 0 || skip > 0) && frame_started.is_none() {
+            frame_started = Some(Instant::now());
+        }
+        let timeout = match frame_started {
+            Some(start) => {
+                let limit = Duration::from_millis(shard.limits.read_timeout_ms);
+                Some(limit.saturating_sub(start.elapsed()))
+            }
+            None if shard.limits.idle_timeout_ms > 0 => {
+                Some(Duration::from_millis(shard.limits.idle_timeout_ms))
+            }
+            None => None,
         };
         let wake = or(
             or(async { Wake::Read(reader.read(&mut buf[filled..]).await) }, async {
                 match timeout {
-                    Some(ms) => {
-                        glommio::timer::sleep(Duration::from_millis(ms)).await;
+                    Some(after) => {
+                        glommio::timer::sleep(after).await;
                         Wake::Timeout
                     }
                     None => std::future::pending().await,
@@ -236,16 +309,23 @@ async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<Tcp
                     shard.shutdown.requested().await;
                     Wake::Shutdown
                 },
-                async {
-                    out.killed().await;
-                    Wake::Killed
-                },
+                or(
+                    async {
+                        out.killed().await;
+                        Wake::Killed
+                    },
+                    async {
+                        out.full(cap).await;
+                        Wake::Full
+                    },
+                ),
             ),
         )
         .await;
         match wake {
             Wake::Read(Ok(0)) | Wake::Read(Err(_)) | Wake::Shutdown | Wake::Killed => return,
             Wake::Read(Ok(n)) => filled += n,
+            Wake::Full => {}
             Wake::Timeout => {
                 tracing::debug!(filled, "closing a connection: read or idle timeout");
                 return;
@@ -257,7 +337,6 @@ async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<Tcp
 /// Admits a request against the connection's and the shard's in-flight limits and runs it in
 /// its own task; refused requests are answered BUSY at once.
 fn start_request(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8]) {
-    let cap = shard.limits.output_buffer_bytes;
     let per_connection = shard.limits.inflight_per_connection;
     let admitted = if out.inflight.get() >= per_connection {
         Err(RequestError::Busy {
@@ -273,7 +352,7 @@ fn start_request(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8]) {
             Counters::add(&shard.counters.errors, 1);
             Counters::add(&shard.counters.busy, 1);
             let reply = e.reply();
-            out.push(&error_frame(h.opcode, h.request_id, reply.code, &reply.message), cap);
+            out.push(&error_frame(h.opcode, h.request_id, reply.code, &reply.message));
             return;
         }
     };
@@ -283,7 +362,7 @@ fn start_request(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8]) {
     let out = out.clone();
     glommio::spawn_local(async move {
         let frame = handle_frame(&shard, h, &body, false).await;
-        out.push(&frame, cap);
+        out.push(&frame);
         drop(slot);
         out.inflight.set(out.inflight.get() - 1);
         out.finished.notify(usize::MAX);
@@ -311,6 +390,8 @@ async fn write_loop(shard: Rc<Shard>, out: Rc<Output>, mut writer: WriteHalf<Tcp
             return;
         }
         Counters::add(&shard.counters.bytes_out, sending.len() as u64);
+        out.unsent.set(out.unsent.get() - sending.len());
+        out.drained.notify(usize::MAX);
         sending.clear();
         if sending.capacity() > READ_CHUNK_BYTES * 16 {
             sending = Vec::new();

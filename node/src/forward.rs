@@ -8,7 +8,7 @@ use glommio::channels::shared_channel::ConnectedReceiver;
 use ringstore_net::request::Request;
 use ringstore_net::{ErrorReply, Header, Opcode};
 
-use crate::dispatch::handle_frame;
+use crate::dispatch::{error_frame, handle_frame};
 use crate::error::RequestError;
 use crate::mesh::{reply, ShardMsg};
 use crate::shard::{Counters, Shard};
@@ -41,7 +41,19 @@ async fn serve(shard: &Rc<Shard>, msg: ShardMsg) {
     match msg {
         ShardMsg::Request { header, body, reply } => {
             Counters::add(&shard.counters.forwarded_in, 1);
-            let frame = handle_frame(shard, header, &body, true).await;
+            // Forwarded requests count against this shard's in-flight budget too.
+            let frame = match shard.admit_request() {
+                Ok(slot) => {
+                    let frame = handle_frame(shard, header, &body, true).await;
+                    drop(slot);
+                    frame
+                }
+                Err(e) => {
+                    Counters::add(&shard.counters.busy, 1);
+                    let r = e.reply();
+                    error_frame(header.opcode, header.request_id, r.code, &r.message)
+                }
+            };
             // The requester may have gone (its connection closed); nothing to do then.
             let _ = reply.send(frame);
         }
