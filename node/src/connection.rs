@@ -357,12 +357,15 @@ fn start_request(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8]) {
         }
     };
     out.inflight.set(out.inflight.get() + 1);
-    let body = body.to_vec();
+    let mut owned = shard.buffers.take();
+    owned.extend_from_slice(body);
     let shard = shard.clone();
     let out = out.clone();
     glommio::spawn_local(async move {
-        let frame = handle_frame(&shard, h, &body, false).await;
+        let frame = handle_frame(&shard, h, &owned, false).await;
         out.push(&frame);
+        shard.buffers.give(frame);
+        shard.buffers.give(owned);
         drop(slot);
         out.inflight.set(out.inflight.get() - 1);
         out.finished.notify(usize::MAX);

@@ -31,6 +31,7 @@ use ringstore_storage::disk::dma::DmaDisk;
 use ringstore_storage::table::{PartitionCount, PartitionMap, TableStore};
 use ringstore_storage::SystemClock;
 
+use crate::buffers::BufPool;
 use crate::config::NodeConfig;
 use crate::error::NodeError;
 use crate::lock::DataDirLock;
@@ -304,6 +305,7 @@ async fn serve_shard(start: ShardStart) -> Result<(), String> {
         node_connections,
         shutdown: shutdown.clone(),
         ddl_lock: Semaphore::new(1),
+        buffers: BufPool::default(),
     });
     let mut peer_tasks = Vec::new();
     for rx in receivers {

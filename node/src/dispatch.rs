@@ -24,7 +24,7 @@ pub async fn handle_frame(
     forwarded: bool,
 ) -> Vec<u8> {
     shard.counters.count_op(header.opcode);
-    let mut out = Writer { buf: Vec::with_capacity(HEADER_BYTES + 64) };
+    let mut out = Writer { buf: shard.buffers.take() };
     out.buf.resize(HEADER_BYTES, 0);
     match respond(shard, header, body, forwarded, &mut out).await {
         Ok(None) => {
@@ -33,13 +33,17 @@ pub async fn handle_frame(
             out.buf[..HEADER_BYTES].copy_from_slice(h.as_bytes());
             out.buf
         }
-        Ok(Some(frame)) => frame,
+        Ok(Some(frame)) => {
+            shard.buffers.give(out.buf);
+            frame
+        }
         Err(e) => {
             Counters::add(&shard.counters.errors, 1);
             if let RequestError::Busy { .. } = e {
                 Counters::add(&shard.counters.busy, 1);
             }
             let reply = e.reply();
+            shard.buffers.give(out.buf);
             error_frame(header.opcode, header.request_id, reply.code, &reply.message)
         }
     }

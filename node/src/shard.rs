@@ -11,6 +11,7 @@ use glommio::sync::Semaphore;
 use ringstore_net::{Opcode, ShardStats, Topology};
 use ringstore_storage::table::{PartitionCount, PartitionMap, TableStore};
 
+use crate::buffers::BufPool;
 use crate::config::Limits;
 use crate::error::RequestError;
 use crate::mesh::Peers;
@@ -37,6 +38,8 @@ pub struct Shard {
     pub shutdown: Arc<Shutdown>,
     /// Shard 0 orders DDL: one statement text at a time, applied on every shard.
     pub ddl_lock: Semaphore,
+    /// Request bodies and response frames, reused.
+    pub buffers: BufPool,
 }
 
 impl Shard {
