@@ -6,7 +6,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use futures_lite::future::or;
-use glommio::net::TcpListener;
+use glommio::net::{TcpListener, TcpStream};
 
 use crate::connection;
 use crate::shard::Shard;
@@ -17,6 +17,20 @@ pub const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(50);
 
 /// Accepts until shutdown is requested; then the listener is closed (dropped).
 pub async fn accept_loop(shard: Rc<Shard>, listener: TcpListener, which: &'static str) {
+    accept_until_shutdown(shard, listener, which, connection::serve).await;
+}
+
+/// Accepts until shutdown is requested, serving each connection with `serve` in its own task on
+/// this shard (the protocol ports and the metrics port).
+pub async fn accept_until_shutdown<F, Fut>(
+    shard: Rc<Shard>,
+    listener: TcpListener,
+    which: &'static str,
+    serve: F,
+) where
+    F: Fn(Rc<Shard>, TcpStream) -> Fut,
+    Fut: std::future::Future<Output = ()> + 'static,
+{
     loop {
         let accepted = or(async { Some(listener.accept().await) }, async {
             shard.shutdown.requested().await;
@@ -26,7 +40,7 @@ pub async fn accept_loop(shard: Rc<Shard>, listener: TcpListener, which: &'stati
         match accepted {
             None => return,
             Some(Ok(stream)) => {
-                glommio::spawn_local(connection::serve(shard.clone(), stream)).detach();
+                glommio::spawn_local(serve(shard.clone(), stream)).detach();
             }
             Some(Err(e)) => {
                 tracing::warn!(shard = shard.id, port = which, error = %e, "accept failed");

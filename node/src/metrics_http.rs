@@ -4,7 +4,6 @@
 
 use std::rc::Rc;
 
-use futures_lite::future::or;
 use futures_lite::io::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::{TcpListener, TcpStream};
 
@@ -17,23 +16,7 @@ use crate::metrics_text::{
 use crate::shard::Shard;
 
 pub async fn serve(shard: Rc<Shard>, listener: TcpListener) {
-    loop {
-        let accepted = or(async { Some(listener.accept().await) }, async {
-            shard.shutdown.requested().await;
-            None
-        })
-        .await;
-        match accepted {
-            None => return,
-            Some(Ok(stream)) => {
-                glommio::spawn_local(answer(shard.clone(), stream)).detach();
-            }
-            Some(Err(e)) => {
-                tracing::warn!(error = %e, "metrics accept failed");
-                glommio::timer::sleep(crate::listener::ACCEPT_ERROR_PAUSE).await;
-            }
-        }
-    }
+    crate::listener::accept_until_shutdown(shard, listener, "metrics", answer).await;
 }
 
 async fn answer(shard: Rc<Shard>, mut stream: TcpStream) {

@@ -20,15 +20,7 @@ use serde_json::Value as Json;
 const CLI_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The seed document's first admin CLI script (001_22dd47f933f68d02.txt), verbatim: one line.
-const SEED_SINGLE_KEY_SCRIPT: &str =
-    "## Enter into table creation mode table create -name myProducts ## Now add the fields \
-     add-field -type STRING -name productName add-field -type STRING -name productType \
-     add-field -type ENUM -name color -enum-values blue,green,red add-field -type ENUM -name \
-     size -enum-values small,medium,blue add-field -type INTEGER -name inventoryCount ## A \
-     primary key must be defined for every table ## Here, we will define field 'productName' \
-     as the primary key. primary-key -field productName ## Exit table creation mode exit ## \
-     Add the table to the store. Use the -wait flag to ## force the script to wait for the \
-     plan to complete ## before doing anything else. plan add-table -name myProducts -wait";
+use ringstore_storage::ddl::seed_scripts::SEED_SINGLE_KEY_SCRIPT;
 
 /// What one CLI run printed and how it exited.
 #[derive(Debug)]

@@ -187,17 +187,22 @@ fn finish_writers(
     acked.extend(acks.try_iter());
 }
 
-#[test]
-fn sigterm_during_nosync_writes_keeps_every_acknowledged_write() {
+/// Four writers with `durability` until 400 acknowledgements, then `stop` the node mid-stream
+/// (`check` judges its exit status); after a restart every acknowledged write must be there.
+fn acknowledged_writes_survive(
+    durability: Durability,
+    flags: &[&str],
+    stop: impl FnOnce(Node) -> std::process::ExitStatus,
+    check: impl FnOnce(std::process::ExitStatus),
+) {
     let (_dir, data) = data_dir();
-    let node = Node::start(&data, &["--flush-interval-ms", "60000"]);
+    let node = Node::start(&data, flags);
     node.client().ddl(KV_DDL).expect("create kv");
-    let (threads, acks) = start_writers(&node, 4, Durability::NoSync);
+    let (threads, acks) = start_writers(&node, 4, durability);
     let mut acked = wait_for_acks(&acks, 400);
-    let status = node.terminate();
-    assert_eq!(status.code(), Some(0), "SIGTERM under load must exit 0: {status}");
+    check(stop(node));
     finish_writers(threads, acks, &mut acked);
-    println!("{} NoSync writes acknowledged before the node stopped", acked.len());
+    println!("{} {durability:?} writes acknowledged before the node stopped", acked.len());
 
     let node = Node::start(&data, &[]);
     let mut c = node.client();
@@ -209,24 +214,20 @@ fn sigterm_during_nosync_writes_keeps_every_acknowledged_write() {
 }
 
 #[test]
-fn sigkill_during_sync_writes_loses_no_acknowledged_write() {
-    let (_dir, data) = data_dir();
-    let node = Node::start(&data, &[]);
-    node.client().ddl(KV_DDL).expect("create kv");
-    let (threads, acks) = start_writers(&node, 4, Durability::Sync);
-    let mut acked = wait_for_acks(&acks, 400);
-    let status = node.kill();
-    assert_eq!(status.signal(), Some(libc::SIGKILL), "{status}");
-    finish_writers(threads, acks, &mut acked);
-    println!("{} Sync writes acknowledged before SIGKILL", acked.len());
+fn sigterm_during_nosync_writes_keeps_every_acknowledged_write() {
+    acknowledged_writes_survive(
+        Durability::NoSync,
+        &["--flush-interval-ms", "60000"],
+        Node::terminate,
+        |status| assert_eq!(status.code(), Some(0), "SIGTERM under load must exit 0: {status}"),
+    );
+}
 
-    let node = Node::start(&data, &[]);
-    let mut c = node.client();
-    for id in &acked {
-        expect_kv(&mut c, *id, &format!("w{id}"));
-    }
-    let status = node.terminate();
-    assert!(status.success(), "{status}");
+#[test]
+fn sigkill_during_sync_writes_loses_no_acknowledged_write() {
+    acknowledged_writes_survive(Durability::Sync, &[], Node::kill, |status| {
+        assert_eq!(status.signal(), Some(libc::SIGKILL), "{status}")
+    });
 }
 
 #[test]

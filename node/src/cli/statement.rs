@@ -378,39 +378,7 @@ mod tests {
         assert_eq!(parse_script("").expect("empty"), []);
     }
 
-    /// The two scripts exactly as the seed document (001_22dd47f933f68d02.txt) holds them, one
-    /// line each; the `\` continuations are Rust syntax, the strings have no line break.
-    const SEED_SINGLE_KEY_SCRIPT: &str =
-        "## Enter into table creation mode table create -name myProducts ## Now add the fields \
-         add-field -type STRING -name productName add-field -type STRING -name productType \
-         add-field -type ENUM -name color -enum-values blue,green,red add-field -type ENUM -name \
-         size -enum-values small,medium,blue add-field -type INTEGER -name inventoryCount ## A \
-         primary key must be defined for every table ## Here, we will define field 'productName' \
-         as the primary key. primary-key -field productName ## Exit table creation mode exit ## \
-         Add the table to the store. Use the -wait flag to ## force the script to wait for the \
-         plan to complete ## before doing anything else. plan add-table -name myProducts -wait";
-
-    const SEED_THREE_KEY_SCRIPT: &str =
-        "## Enter into table creation mode table create -name myProducts ## Now add the fields \
-         add-field -type STRING -name productName add-field -type STRING -name productType \
-         add-field -type STRING -name productClass add-field -type ENUM -name color -enum-values \
-         blue,green,red add-field -type ENUM -name size -enum-values small,medium,large add-field \
-         -type INTEGER -name inventoryCount ## A primary key must be defined for every table \
-         primary-key -field productName -field productType -field productClass ## Exit table \
-         creation mode exit ## Add the table to the store. Use the -wait flag to ## force the \
-         script to wait for the plan to complete ## before doing anything else. plan add-table \
-         -name myProducts -wait";
-
-    /// The seed scripts above are the document's text: checked when the seed folder sits beside
-    /// the repository, as it does on developer machines and in CI.
-    #[test]
-    fn the_seed_scripts_are_the_documents() {
-        let path =
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/seeds/001_22dd47f933f68d02.txt");
-        let Ok(document) = std::fs::read_to_string(path) else { return };
-        assert!(document.contains(SEED_SINGLE_KEY_SCRIPT));
-        assert!(document.contains(SEED_THREE_KEY_SCRIPT));
-    }
+    use ringstore_storage::ddl::seed_scripts::{SEED_SINGLE_KEY_SCRIPT, SEED_THREE_KEY_SCRIPT};
 
     #[test]
     fn seed_scripts_are_one_ddl_statement_each() {

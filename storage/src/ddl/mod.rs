@@ -76,6 +76,7 @@ mod cli;
 mod cli_syntax;
 mod error;
 mod lex;
+pub mod seed_scripts;
 mod sql;
 mod statement;
 
