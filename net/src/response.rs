@@ -9,7 +9,7 @@
 
 use ringstore_storage::table::{
     decode_table_record, encode_table_record, CatalogTable, CurrentRow, ExecuteOutcome,
-    MultiDeleteOutcome, Name, Outcome, RowPage, RowToken, RowVersion, TableRow, TableSchema,
+    MultiDeleteOutcome, Name, Outcome, RowPage, RowToken, RowVersion, TableRow, TableSchema, Value,
     WriteOutcome,
 };
 
@@ -147,6 +147,25 @@ fn encode_row(w: &mut Writer, row: &TableRow) {
             w.value(&value_ref(value.as_ref()));
         }
     }
+}
+
+/// Bytes `row` takes in a response (what [`encode_row`] writes), so a server can keep a page
+/// within its frame limit.
+pub fn row_wire_bytes(row: &TableRow) -> usize {
+    let value_bytes = |v: &Option<Value>| {
+        1 + match v {
+            None => 0,
+            Some(Value::Integer(_) | Value::Float(_)) => 4,
+            Some(Value::Long(_) | Value::Double(_) | Value::Timestamp(_)) => 8,
+            Some(Value::Boolean(_)) => 1,
+            Some(Value::String(s)) => 4 + s.len(),
+            Some(Value::Binary(b)) => 4 + b.len(),
+            Some(Value::Enum(s)) => 1 + s.len(),
+        }
+    };
+    let versions: usize =
+        row.versions.iter().map(|v| 16 + v.fields.iter().map(value_bytes).sum::<usize>()).sum();
+    8 + 4 + row.key.len() + 2 + versions
 }
 
 /// A Get response: columns, then 0 (no row) or 1 and the row.
@@ -459,7 +478,7 @@ pub fn decode_error(code: u16, body: &[u8]) -> ErrorReply {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ringstore_storage::table::{FieldType, TableId, Value};
+    use ringstore_storage::table::{FieldType, TableId};
 
     fn schema() -> TableSchema {
         TableSchema::builder(TableId(3), "t")
@@ -500,6 +519,10 @@ mod tests {
         assert_eq!(columns, ["id", "name"]);
         assert_eq!(row, Some(sample_row()));
         all_cuts_fail(&w.buf, decode_get);
+
+        let mut w = Writer::default();
+        encode_row(&mut w, &sample_row());
+        assert_eq!(row_wire_bytes(&sample_row()), w.buf.len());
 
         let mut w = Writer::default();
         encode_page(&mut w, &s, &[sample_row(), sample_row()], Some(b"next"));

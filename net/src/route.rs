@@ -8,6 +8,7 @@
 use ringstore_storage::table::{partition_of_values, PartitionCount, TableResult, TableSchema};
 
 use crate::fields::FieldList;
+use crate::wire::ValueRef;
 
 /// The partition of a key (a put's row, a full key, or a partial key covering the shard key);
 /// None when `fields` does not give every shard key field (the request is answered by the
@@ -22,7 +23,10 @@ pub fn partition_of_fields(
     let mut values = Vec::with_capacity(shard_len);
     for position in 0..shard_len {
         let name = schema.key_field(position).name().as_str();
-        match fields.iter().find(|(n, _)| *n == name).and_then(|(_, v)| v.to_value()) {
+        // NULL means "absent" to the table layer, which then sees only the non-NULL pairs:
+        // route on exactly those, or a key given as (NULL, v) would run on the wrong shard.
+        let given = fields.iter().find(|(n, v)| *n == name && !matches!(v, ValueRef::Null));
+        match given.and_then(|(_, v)| v.to_value()) {
             Some(value) => values.push(value),
             None => return Ok(None),
         }
@@ -34,7 +38,6 @@ pub fn partition_of_fields(
 mod tests {
     use super::*;
     use crate::fields::FieldsBuf;
-    use crate::wire::ValueRef;
     use ringstore_storage::table::{FieldType, TableId, Value};
 
     #[test]
@@ -59,6 +62,12 @@ mod tests {
         assert_eq!(partition_of_fields(&schema, full.list(), count), Ok(Some(expected)));
         let partial = FieldsBuf::of([("a", ValueRef::String("x"))]);
         assert_eq!(partition_of_fields(&schema, partial.list(), count), Ok(None));
+        let with_null = FieldsBuf::of([
+            ("a", ValueRef::Null),
+            ("a", ValueRef::String("x")),
+            ("b", ValueRef::Long(2)),
+        ]);
+        assert_eq!(partition_of_fields(&schema, with_null.list(), count), Ok(Some(expected)));
         let mistyped = FieldsBuf::of([("a", ValueRef::Long(1)), ("b", ValueRef::Long(2))]);
         assert!(partition_of_fields(&schema, mistyped.list(), count).is_err());
     }

@@ -36,6 +36,9 @@ use crate::shard::{Counters, Shard};
 /// frame.
 pub const READ_CHUNK_BYTES: usize = 64 * 1024;
 
+/// Bytes handed to the socket at a time; each must be taken within the read timeout.
+pub const WRITE_CHUNK_BYTES: usize = 256 * 1024;
+
 /// At shutdown, the longest a connection may take to finish its in-flight requests and write
 /// their responses before it is closed anyway.
 pub const SHUTDOWN_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -239,7 +242,10 @@ async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<Tcp
             _ => READ_CHUNK_BYTES,
         };
         if buf.len() < want.max(filled + 1) {
-            buf.resize(want.max(READ_CHUNK_BYTES), 0);
+            // Grow with what arrives (at most doubling), not to the announced length at once:
+            // a header alone must not make the node allocate its whole body.
+            let grown = (buf.len() * 2).max(filled + READ_CHUNK_BYTES);
+            buf.resize(want.min(grown).max(READ_CHUNK_BYTES), 0);
         } else if filled == 0 && buf.len() > READ_CHUNK_BYTES {
             buf.truncate(READ_CHUNK_BYTES);
             buf.shrink_to_fit();
@@ -388,9 +394,20 @@ async fn write_loop(shard: Rc<Shard>, out: Rc<Output>, mut writer: WriteHalf<Tcp
             continue;
         }
         std::mem::swap(&mut *out.pending.borrow_mut(), &mut sending);
-        if writer.write_all(&sending).await.is_err() {
-            out.kill();
-            return;
+        // A client must take each chunk within the read timeout, or it is disconnected (also
+        // after it stopped sending, when the read side no longer watches it).
+        let stall = Duration::from_millis(shard.limits.read_timeout_ms);
+        for chunk in sending.chunks(WRITE_CHUNK_BYTES) {
+            let written = or(async { writer.write_all(chunk).await.is_ok() }, async {
+                glommio::timer::sleep(stall).await;
+                tracing::warn!("client took no responses for the read timeout; closing");
+                false
+            })
+            .await;
+            if !written {
+                out.kill();
+                return;
+            }
         }
         Counters::add(&shard.counters.bytes_out, sending.len() as u64);
         out.unsent.set(out.unsent.get() - sending.len());

@@ -247,7 +247,12 @@ async fn serve_shard(start: ShardStart) -> Result<(), String> {
     // Listeners first: shard 0's shared bind fixes the port the others bind.
     let shared_listener = bind(shared)?;
     let shared = shared_listener.local_addr().map_err(|e| e.to_string())?;
-    let own_port = if config.listen.port() == 0 { 0 } else { config.listen.port() + 1 + id as u16 };
+    let own_port = match config.listen.port() {
+        0 => 0,
+        port => u16::try_from(usize::from(port) + 1 + id).map_err(|_| {
+            format!("shard {id}'s own port would be {port}+1+{id}, past 65535; listen lower")
+        })?,
+    };
     let own_listener = bind(SocketAddr::new(shared.ip(), own_port))?;
     let own = own_listener.local_addr().map_err(|e| e.to_string())?.port();
     let metrics_listener = match config.metrics {
@@ -332,6 +337,9 @@ async fn serve_shard(start: ShardStart) -> Result<(), String> {
         }
         listener.await;
     }
+    // A DDL statement still being applied (its client may be gone) finishes on every shard
+    // before this shard counts as drained, so no shard closes its channels under it.
+    let _ddl = shard.ddl_lock.acquire_permit(1).await;
     shutdown.shard_drained();
     shutdown.wait_all_drained().await;
     shard.peers.close();

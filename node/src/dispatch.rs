@@ -23,7 +23,6 @@ pub async fn handle_frame(
     body: &[u8],
     forwarded: bool,
 ) -> Vec<u8> {
-    shard.counters.count_op(header.opcode);
     let mut out = Writer { buf: shard.buffers.take() };
     out.buf.resize(HEADER_BYTES, 0);
     match respond(shard, header, body, forwarded, &mut out).await {
@@ -62,6 +61,10 @@ async fn respond(
         durability_of(header.flags).map_err(|code| RequestError::BadDurability { code })?;
     let req = Request::decode(header.opcode, body)?;
     let r = route(shard, &req, forwarded);
+    if !matches!(r, Route::Forward(_)) {
+        // Counted where it runs (a forwarded request counts on its owner).
+        shard.counters.count_op(header.opcode);
+    }
     match r {
         Route::Local => table_ops::run(shard, &req, durability, out).await.map(|()| None),
         Route::Forward(to) => forward::forward(shard, to, header, body).await.map(Some),

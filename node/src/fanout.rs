@@ -10,12 +10,13 @@ use std::rc::Rc;
 
 use ringstore_net::request::Request;
 use ringstore_net::{response, ErrorReply, Writer};
-use ringstore_storage::table::{Outcome, TableError, TableRow};
+use ringstore_storage::table::{CatalogTable, Outcome, TableError, TableRow};
 
 use crate::error::RequestError;
 use crate::forward::{ask, scan_page};
 use crate::mesh::ShardMsg;
 use crate::shard::Shard;
+use crate::table_ops;
 
 /// Bytes of the shard number at the start of a fanned-out scan's resume token.
 const SCAN_TOKEN_SHARD_BYTES: usize = 2;
@@ -46,7 +47,7 @@ pub async fn run(
         }
         Request::Scan { table, range } => {
             let t = shard.tables.table(table)?;
-            let (rows, resume) = scan(shard, table, range.limit, range.resume, body).await?;
+            let (rows, resume) = scan(shard, &t, table, range.limit, range.resume, body).await?;
             response::encode_page(out, t.schema(), &rows, resume.as_deref());
             Ok(())
         }
@@ -67,7 +68,12 @@ async fn ddl(shard: &Rc<Shard>, text: &str) -> Result<Vec<Outcome>, RequestError
         .map_err(|e| ErrorReply { code: e.code(), message: e.to_string() });
     let mut disagreement = None;
     for s in (0..shard.shards()).filter(|s| *s != shard.id) {
-        let there = ask(shard, s, |reply| ShardMsg::Ddl { text: text.to_owned(), reply }).await?;
+        // Every shard gets the text even if one cannot be reached, so one failure does not
+        // keep the statement from the shards after it.
+        let there = ask(shard, s, |reply| ShardMsg::Ddl { text: text.to_owned(), reply })
+            .await
+            .map_err(|e| e.reply())
+            .and_then(|r| r);
         let same = match (&here, &there) {
             (Ok(a), Ok(b)) => a == b,
             (Err(a), Err(b)) => a.code == b.code,
@@ -92,6 +98,7 @@ async fn ddl(shard: &Rc<Shard>, text: &str) -> Result<Vec<Outcome>, RequestError
 /// A fanned-out scan: the shards in turn until `limit` rows.
 async fn scan(
     shard: &Rc<Shard>,
+    t: &CatalogTable,
     table: &str,
     limit: u32,
     resume: Option<&[u8]>,
@@ -115,8 +122,11 @@ async fn scan(
         }
     };
     let mut rows = Vec::new();
+    let mut budget = table_ops::page_budget(shard, t);
     while s < shard.shards() {
-        let want = limit.saturating_sub(rows.len() as u32).max(1);
+        // 0 on the first page is refused by the table layer (227), as for any scan.
+        let want = limit.saturating_sub(rows.len() as u32);
+        let from = inner.clone();
         let page = if s == shard.id {
             scan_page(shard, body, want, inner.as_deref()).await
         } else {
@@ -129,7 +139,15 @@ async fn scan(
             })
             .await?
         }?;
-        rows.extend(page.rows);
+        let mut page_rows = page.rows;
+        if table_ops::trim_to_budget(&mut page_rows, &mut budget, !rows.is_empty()) {
+            // The response is full: go on after the last row kept (or where this shard's part
+            // started, if none fit).
+            let at = page_rows.last().map(|r| r.key.clone()).or(from).unwrap_or_default();
+            rows.extend(page_rows);
+            return Ok((rows, Some(token(s, &at))));
+        }
+        rows.extend(page_rows);
         if let Some(r) = page.resume {
             return Ok((rows, Some(token(s, &r))));
         }

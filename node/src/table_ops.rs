@@ -12,8 +12,8 @@ use std::rc::Rc;
 use ringstore_net::request::{Bound, RangeBody, Request, WriteBody, WriteOptions};
 use ringstore_net::{response, FieldList, Topology, Writer};
 use ringstore_storage::table::{
-    CatalogTable, ExecuteOptions, FieldRange, RangeBound, RangeRequest, RowPage, TableError, Value,
-    WriteOp,
+    CatalogTable, ExecuteOptions, FieldRange, RangeBound, RangeRequest, RowPage, TableError,
+    TableRow, Value, WriteOp,
 };
 use ringstore_storage::Durability;
 
@@ -75,7 +75,11 @@ pub async fn run(
         }
         Request::MultiGet { table, range } | Request::Scan { table, range } => {
             let t = tables.table(table)?;
-            let page = read_page(shard, &t, range, range.limit, range.resume, req).await?;
+            let mut page = read_page(shard, &t, range, range.limit, range.resume, req).await?;
+            let mut budget = page_budget(shard, &t);
+            if trim_to_budget(&mut page.rows, &mut budget, false) {
+                page.resume = page.rows.last().map(|r| r.key.clone());
+            }
             response::encode_page(out, t.schema(), &page.rows, page.resume.as_deref());
             Ok(())
         }
@@ -107,6 +111,35 @@ pub async fn read_page(
         Request::MultiGet { .. } => shard.tables.multi_get(table, &request).await?,
         _ => shard.tables.scan(table, &request).await?,
     })
+}
+
+/// Room for resume tokens and counts in a page response besides its columns and rows.
+pub const PAGE_OVERHEAD_BYTES: usize = 8 * 1024;
+
+/// Bytes of rows a page response may carry: the frame limit less the columns and overhead, so
+/// no response is larger than a frame the node would accept.
+pub fn page_budget(shard: &Shard, t: &CatalogTable) -> usize {
+    let columns: usize = t.schema().fields().iter().map(|f| 1 + f.name().as_str().len()).sum();
+    (shard.limits.frame_body_bytes as usize).saturating_sub(2 + columns + PAGE_OVERHEAD_BYTES)
+}
+
+/// Keeps the leading rows that fit in `budget` (at least one unless `may_empty`) and takes their
+/// bytes off it; true if rows were dropped (the page then ends at the last row kept).
+pub fn trim_to_budget(rows: &mut Vec<TableRow>, budget: &mut usize, may_empty: bool) -> bool {
+    let mut used = 0;
+    let mut keep = 0;
+    for row in rows.iter() {
+        let bytes = response::row_wire_bytes(row);
+        if used + bytes > *budget && (keep > 0 || may_empty) {
+            break;
+        }
+        used += bytes;
+        keep += 1;
+    }
+    let trimmed = keep < rows.len();
+    rows.truncate(keep);
+    *budget = budget.saturating_sub(used);
+    trimmed
 }
 
 /// The non-NULL pairs of a key or row, owned.
