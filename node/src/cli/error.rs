@@ -23,15 +23,8 @@ impl Place {
     /// The place of byte `offset` of `text`. An offset that is not a character boundary (which
     /// the parser never produces) is clamped rather than trusted, so this can not panic.
     pub(crate) fn at(text: &str, statement: usize, offset: usize) -> Place {
-        let mut end = offset.min(text.len());
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        let before = &text[..end];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |n| n + 1);
-        let column = before[line_start..].chars().count() + 1;
-        Place { statement, offset: end, line, column }
+        let (offset, p) = ringstore_storage::ddl::Position::locate(text, offset);
+        Place { statement, offset, line: p.line, column: p.column }
     }
 }
 

@@ -25,6 +25,12 @@ impl Position {
     /// The position of byte `offset` in `text`. An offset that is not a character boundary (which
     /// the parser never produces) is clamped rather than trusted, so this can not panic.
     pub(crate) fn at(text: &str, offset: usize) -> Position {
+        Position::locate(text, offset).1
+    }
+
+    /// The offset clamped down to a character boundary of `text`, and its position (shared
+    /// with the CLI's statement errors).
+    pub fn locate(text: &str, offset: usize) -> (usize, Position) {
         let mut end = offset.min(text.len());
         while !text.is_char_boundary(end) {
             end -= 1;
@@ -33,7 +39,7 @@ impl Position {
         let line = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map_or(0, |n| n + 1);
         let column = before[line_start..].chars().count() + 1;
-        Position { line, column }
+        (end, Position { line, column })
     }
 }
 
