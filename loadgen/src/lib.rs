@@ -6,6 +6,14 @@
 //! distributions, scenarios and sweeps.
 
 pub mod cpu;
-pub mod driver;
+pub mod distribution;
 pub mod embedded;
-pub mod keys;
+pub mod engine;
+pub mod keyspace;
+pub mod node_figures;
+pub mod output;
+pub mod results;
+pub mod runner;
+pub mod scenario;
+pub mod verify;
+pub mod workload;

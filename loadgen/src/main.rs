@@ -1,19 +1,22 @@
-//! `ringstore-load`: drive a node and measure it. See loadgen/src/lib.rs.
+//! `ringstore-load`: drive a node and measure it. The options are described in docs/LOADGEN.md.
 
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
-use ringstore_loadgen::driver::{self, Op, Options};
-use ringstore_loadgen::embedded::EmbeddedNode;
+use ringstore_loadgen::distribution::KeyDistribution;
+use ringstore_loadgen::engine::{Pacing, RunSpec, Workload};
+use ringstore_loadgen::output::{chart, hdr, json, table};
+use ringstore_loadgen::results::RunResult;
+use ringstore_loadgen::runner::{self, Plan, Target};
+use ringstore_loadgen::scenario::Scenario;
+use ringstore_loadgen::workload::{
+    Mix, SizeSpec, Ycsb, KEY_BYTES_MAX, KEY_BYTES_MIN, SCAN_LENGTH_MAX_DEFAULT, VALUE_BYTES_MAX,
+};
 use ringstore_storage::Durability;
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum OpArg {
-    Get,
-    Put,
-}
+use serde_json::json;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum DurabilityArg {
@@ -22,114 +25,353 @@ enum DurabilityArg {
     NoSync,
 }
 
-/// Closed-loop load against a ringstore node.
+/// Drive a ringstore node with a workload and measure it.
 #[derive(Debug, Parser)]
 #[command(name = "ringstore-load", version)]
 struct Args {
     /// The node's shared address; without it a node is started on a temp directory.
     #[arg(long)]
     addr: Option<SocketAddr>,
-    /// With --addr: the node's pid, to report its CPU time per operation.
+    /// With --addr: the node's pid, to report its CPU time per operation and memory.
     #[arg(long)]
     server_pid: Option<u32>,
     /// Shards of the node started without --addr (default: the number of cores).
     #[arg(long)]
     shards: Option<usize>,
-    #[arg(long, value_enum, default_value = "get")]
-    op: OpArg,
-    #[arg(long, default_value_t = 50)]
-    connections: usize,
-    /// Requests in flight per connection.
-    #[arg(long, default_value_t = 1)]
-    pipeline: usize,
-    /// Seconds measured.
-    #[arg(long, default_value_t = 10)]
-    seconds: u64,
-    /// Seconds of warm-up before measuring (not counted).
-    #[arg(long, default_value_t = 2)]
-    warmup: u64,
+    /// Extra flag for the node started without --addr (repeatable), e.g.
+    /// --node-arg=--cache-capacity-bytes=1048576.
+    #[arg(long, allow_hyphen_values = true)]
+    node_arg: Vec<String>,
+    /// A YCSB core workload (sets the mix and the distribution) [default: b].
+    #[arg(long, value_enum)]
+    workload: Option<Ycsb>,
+    /// A custom mix, e.g. read=90,update=10 (read, update, insert, scan, rmw).
+    #[arg(long)]
+    mix: Option<Mix>,
+    /// Key distribution: uniform, zipf[:THETA], scrambled-zipf[:THETA], hotspot[:KEYS:OPS],
+    /// sequential, latest[:THETA] [default: the workload's].
+    #[arg(long)]
+    distribution: Option<KeyDistribution>,
+    /// Keys filled by the load phase and drawn from by the run.
     #[arg(long, default_value_t = 100_000)]
     keys: u64,
-    #[arg(long, default_value_t = 16)]
-    key_size: usize,
-    #[arg(long, default_value_t = 100)]
-    value_size: usize,
+    /// Key size in bytes, fixed (16) or a range (16..64).
+    #[arg(long, default_value = "16")]
+    key_size: SizeSpec,
+    /// Value size in bytes, fixed or a range.
+    #[arg(long, default_value = "100")]
+    value_size: SizeSpec,
     #[arg(long, value_enum, default_value = "sync")]
     durability: DurabilityArg,
+    /// Logical clients; shard-aware, each has one connection per shard.
+    #[arg(long, default_value_t = 16)]
+    connections: usize,
+    /// Closed loop: requests in flight per client. Open loop: the most a client has in flight.
+    #[arg(long, default_value_t = 8)]
+    pipeline: usize,
+    /// Load threads sharing the clients.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// Open loop: total requests per second, on a fixed schedule (latency counted from the
+    /// scheduled time; uncorrected figures shown beside). Without it: closed loop.
+    #[arg(long)]
+    rate: Option<f64>,
+    /// Length of the measured phase (5s, 500ms, 1m).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    duration: Option<Duration>,
+    /// Run until this many requests were sent (instead of --duration).
+    #[arg(long)]
+    ops: Option<u64>,
+    /// Warm-up before measuring, not counted.
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "2s")]
+    warmup: Duration,
+    /// Seed of every key stream (client i is seeded from it and i).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
     /// Send everything through the shared port instead of each shard's own port.
     #[arg(long)]
     no_shard_aware: bool,
+    /// Skip the load phase (the keys are already there).
+    #[arg(long)]
+    no_load: bool,
+    /// Longest scan (YCSB E); lengths are uniform in 1..=this.
+    #[arg(long, default_value_t = SCAN_LENGTH_MAX_DEFAULT)]
+    scan_length_max: u32,
+    /// Key-design lab: `all` or a list of scenarios (user, timestamp-s, timestamp-ms, enum,
+    /// hash-prefix, reversed, bucket, random-suffix).
+    #[arg(long, conflicts_with = "sweep")]
+    scenario: Option<String>,
+    /// Run the workload at each size on a fresh node: key-size=16,64,256 or value-size=...
+    #[arg(long)]
+    sweep: Option<String>,
+    /// Record every acknowledged write and read everything back afterwards.
+    #[arg(long)]
+    verify: bool,
+    /// Write the results as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write .hgrm/.hlog files and SVG/PNG charts into this directory.
+    #[arg(long)]
+    out_dir: Option<PathBuf>,
+    /// No per-second lines or progress bars.
+    #[arg(long)]
+    quiet: bool,
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
     match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
         Err(e) => {
             eprintln!("ringstore-load: {e}");
-            ExitCode::FAILURE
+            ExitCode::from(2)
         }
     }
 }
 
-fn run(args: &Args) -> Result<(), String> {
-    let shards =
-        args.shards.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let embedded = match args.addr {
-        Some(_) => None,
-        None => Some(EmbeddedNode::start(shards, &[])?),
-    };
-    let addr = args.addr.or(embedded.as_ref().map(|n| n.addr)).ok_or("no address")?;
-    let pid = args.server_pid.or(embedded.as_ref().map(EmbeddedNode::pid));
-    let options = Options {
-        op: match args.op {
-            OpArg::Get => Op::Get,
-            OpArg::Put => Op::Put,
-        },
-        connections: args.connections,
-        pipeline: args.pipeline.max(1),
-        warmup: Duration::from_secs(args.warmup),
-        duration: Duration::from_secs(args.seconds),
-        keys: args.keys,
-        key_size: args.key_size,
-        value_size: args.value_size,
-        durability: match args.durability {
-            DurabilityArg::Sync => Durability::Sync,
-            DurabilityArg::WriteNoSync => Durability::WriteNoSync,
-            DurabilityArg::NoSync => Durability::NoSync,
-        },
-        shard_aware: !args.no_shard_aware,
-    };
-    if options.op == Op::Get {
-        driver::load(addr, &options)?;
+/// Ok(false): the run finished but found errors (failed requests or failed verification).
+fn run(args: &Args) -> Result<bool, String> {
+    let plan = plan(args)?;
+    if let Some(list) = &args.scenario {
+        return scenarios(args, &plan, &Scenario::parse_list(list)?);
     }
-    let r = driver::run(addr, &options, pid)?;
-    let h = &r.latency_us;
-    println!(
-        "op={:?} connections={} pipeline={} durability={:?} shard_aware={} key_size={} value_size={} keys={}",
-        options.op,
-        options.connections,
-        options.pipeline,
-        options.durability,
-        options.shard_aware,
-        options.key_size,
-        options.value_size,
-        options.keys
-    );
-    println!(
-        "ops={} errors={} seconds={:.2} ops_per_sec={:.0} p50_us={} p99_us={} p999_us={} max_us={} server_cpu_s_per_mop={}",
-        r.ops,
-        r.errors,
-        r.seconds,
-        r.ops_per_second(),
-        h.value_at_quantile(0.5),
-        h.value_at_quantile(0.99),
-        h.value_at_quantile(0.999),
-        h.max(),
-        r.server_cpu_seconds_per_million_ops().map_or("-".into(), |v| format!("{v:.3}")),
-    );
-    if r.errors > 0 {
-        return Err(format!("{} requests failed", r.errors));
+    if let Some(sweep) = &args.sweep {
+        return sweep_run(args, &plan, sweep);
+    }
+    let target = target(args)?;
+    let finished = runner::bench(&target, &plan, &label(args))?;
+    let r = &finished.result;
+    println!("{}", header(args, &plan));
+    print!("{}", table::run(r));
+    let mut ok = r.total_errors() == 0;
+    let mut extra = json!({});
+    if let Some(v) = &finished.verify {
+        println!(
+            "verify: checked {} ok {} lost {} stale {} foreign {} newer {} -> {}",
+            v.checked,
+            v.ok,
+            v.lost,
+            v.stale,
+            v.foreign,
+            v.newer,
+            if v.passed() { "PASSED" } else { "FAILED" }
+        );
+        ok &= v.passed();
+        extra = json!({ "verify": json::verify(v) });
+    }
+    write_outputs(args, "run", &[r], extra)?;
+    if let Some(dir) = &args.out_dir {
+        chart::throughput_over_time(&[r], dir, "throughput")?;
+        chart::latency_spectrum(&[r], dir, "latency")?;
+        chart::shard_load(&[r], dir, "shards")?;
+        chart::partition_load(r, dir, "partitions")?;
+    }
+    Ok(ok)
+}
+
+fn scenarios(args: &Args, plan: &Plan, list: &[Scenario]) -> Result<bool, String> {
+    let target = target(args)?;
+    let mut results = Vec::new();
+    for &s in list {
+        results.push(runner::scenario(&target, plan, s)?);
+    }
+    let refs: Vec<&RunResult> = results.iter().collect();
+    println!("{}", header(args, plan));
+    print!("{}", table::scenarios(&refs));
+    write_outputs(args, "scenarios", &refs, json!({}))?;
+    if let Some(dir) = &args.out_dir {
+        chart::scenarios(&refs, dir, "scenarios")?;
+        chart::shard_load(&refs, dir, "scenario-shards")?;
+        chart::latency_spectrum(&refs, dir, "scenario-latency")?;
+    }
+    Ok(results.iter().all(|r| r.total_errors() == 0))
+}
+
+fn sweep_run(args: &Args, plan: &Plan, spec: &str) -> Result<bool, String> {
+    if args.addr.is_some() {
+        return Err("--sweep starts a fresh node for every point; leave out --addr".into());
+    }
+    let (parameter, values) = parse_sweep(spec)?;
+    let mut results = Vec::new();
+    for &v in &values {
+        let mut p = plan.clone();
+        match parameter {
+            "key-size" => p.key_size = SizeSpec::fixed(v as usize),
+            _ => p.workload.value_size = SizeSpec::fixed(v as usize),
+        }
+        check_sizes(&p)?;
+        let target = target(args)?;
+        let f = runner::bench(&target, &p, &format!("{parameter}={v}"))?;
+        results.push((v, f.result));
+    }
+    let points: Vec<(u64, &RunResult)> = results.iter().map(|(v, r)| (*v, r)).collect();
+    println!("{}", header(args, plan));
+    print!("{}", table::sweep(parameter, &points));
+    let refs: Vec<&RunResult> = results.iter().map(|(_, r)| r).collect();
+    write_outputs(args, "sweep", &refs, json!({ "parameter": parameter, "values": values }))?;
+    if let Some(dir) = &args.out_dir {
+        chart::sweep(parameter, &points, dir, "sweep")?;
+        chart::latency_spectrum(&refs, dir, "sweep-latency")?;
+    }
+    Ok(refs.iter().all(|r| r.total_errors() == 0))
+}
+
+/// `key-size=16,64` or `value-size=100,1000`.
+fn parse_sweep(s: &str) -> Result<(&'static str, Vec<u64>), String> {
+    let (name, list) =
+        s.split_once('=').ok_or_else(|| format!("--sweep {s:?}: expected key-size=16,64,..."))?;
+    let parameter = match name {
+        "key-size" => "key-size",
+        "value-size" => "value-size",
+        other => {
+            return Err(format!(
+                "--sweep: unknown parameter {other:?}; known: key-size, value-size"
+            ))
+        }
+    };
+    let values = list
+        .split(',')
+        .map(|v| {
+            v.trim().parse::<u64>().map_err(|_| format!("--sweep: {v:?} is not a size in bytes"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((parameter, values))
+}
+
+fn target(args: &Args) -> Result<Target, String> {
+    match args.addr {
+        Some(addr) => Ok(Target::remote(addr, args.server_pid)),
+        None => {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            Target::embedded(args.shards.unwrap_or(cores), &args.node_arg)
+        }
+    }
+}
+
+fn plan(args: &Args) -> Result<Plan, String> {
+    let ycsb = args.workload.unwrap_or(Ycsb::B);
+    let mix = args.mix.clone().unwrap_or_else(|| ycsb.mix());
+    let duration = match (args.duration, args.ops) {
+        (None, None) => Some(Duration::from_secs(10)),
+        (d, _) => d,
+    };
+    let plan = Plan {
+        workload: Workload {
+            mix,
+            distribution: args.distribution.clone().unwrap_or_else(|| ycsb.distribution()),
+            value_size: args.value_size,
+            durability: match args.durability {
+                DurabilityArg::Sync => Durability::Sync,
+                DurabilityArg::WriteNoSync => Durability::WriteNoSync,
+                DurabilityArg::NoSync => Durability::NoSync,
+            },
+            scan_length_max: args.scan_length_max.max(1),
+            verify: args.verify,
+        },
+        spec: RunSpec {
+            threads: args.threads,
+            clients: args.connections,
+            pacing: match args.rate {
+                Some(rate) => Pacing::Open { rate, cap: args.pipeline },
+                None => Pacing::Closed { depth: args.pipeline },
+            },
+            warmup: args.warmup,
+            duration,
+            ops: args.ops,
+            seed: args.seed,
+            shard_aware: !args.no_shard_aware,
+            items: args.keys,
+            insert_limit: None,
+            server_pid: None,
+        },
+        key_size: args.key_size,
+        load: !args.no_load,
+        progress: !args.quiet,
+    };
+    if args.keys == 0 {
+        return Err("--keys must be at least 1".into());
+    }
+    if args.verify && plan.workload.value_size.min < ringstore_loadgen::verify::VALUE_HEADER_BYTES {
+        return Err(format!(
+            "--verify needs values of at least {} bytes (they carry the write's identity)",
+            ringstore_loadgen::verify::VALUE_HEADER_BYTES
+        ));
+    }
+    check_sizes(&plan)?;
+    Ok(plan)
+}
+
+fn check_sizes(p: &Plan) -> Result<(), String> {
+    p.key_size.check("--key-size", KEY_BYTES_MIN, KEY_BYTES_MAX)?;
+    p.workload.value_size.check("--value-size", 0, VALUE_BYTES_MAX)
+}
+
+fn label(args: &Args) -> String {
+    match (&args.mix, args.workload) {
+        (Some(m), _) => m.to_string(),
+        (None, w) => format!("ycsb-{:?}", w.unwrap_or(Ycsb::B)).to_lowercase(),
+    }
+}
+
+/// The settings line above each table.
+fn header(args: &Args, p: &Plan) -> String {
+    format!(
+        "workload={} mix={} distribution={} keys={} key_size={} value_size={} durability={:?} \
+         connections={} pipeline={} threads={} pacing={} shard_aware={} seed={}",
+        label(args),
+        p.workload.mix,
+        p.workload.distribution,
+        p.spec.items,
+        p.key_size,
+        p.workload.value_size,
+        p.workload.durability,
+        p.spec.clients,
+        args.pipeline,
+        p.spec.threads,
+        args.rate.map_or("closed".into(), |r| format!("open {r} ops/s")),
+        p.spec.shard_aware,
+        p.spec.seed,
+    )
+}
+
+fn settings(args: &Args) -> serde_json::Value {
+    json!({
+        "addr": args.addr.map(|a| a.to_string()),
+        "embedded": args.addr.is_none(),
+        "command": std::env::args().collect::<Vec<_>>(),
+        "debug": format!("{args:?}"),
+    })
+}
+
+fn write_outputs(
+    args: &Args,
+    mode: &str,
+    runs: &[&RunResult],
+    extra: serde_json::Value,
+) -> Result<(), String> {
+    if let Some(path) = &args.json {
+        let doc = json::document(mode, settings(args), runs, extra);
+        json::write(path, &doc)?;
+    }
+    if let Some(dir) = &args.out_dir {
+        std::fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
+        let now = unix_seconds();
+        for r in runs {
+            let stem = file_stem(&r.label);
+            hdr::write_run(r, Path::new(dir), &stem, now)
+                .map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
     }
     Ok(())
+}
+
+fn file_stem(label: &str) -> String {
+    label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect()
+}
+
+fn unix_seconds() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
 }

@@ -122,6 +122,12 @@ impl FieldsBuf {
         FieldsBuf::of(fields.iter().map(|(n, v)| (*n, ValueRef::from(v))))
     }
 
+    /// Empties the list, keeping its buffer (a client reuses one list per request).
+    pub fn clear(&mut self) {
+        self.w.buf.clear();
+        self.count = 0;
+    }
+
     /// Appends a pair; panics past [`FIELDS_MAX`] pairs (the server would refuse the list).
     pub fn push(&mut self, name: &str, value: ValueRef<'_>) {
         assert!(self.count < FIELDS_MAX, "more than FIELDS_MAX ({FIELDS_MAX}) fields");

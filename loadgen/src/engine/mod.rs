@@ -1,0 +1,353 @@
+//! The load engine: `threads` worker threads share `clients` logical clients; each worker runs
+//! a mio poll over its clients' sessions (`worker.rs`), paced closed or open loop
+//! (`schedule.rs`), and records into its own histograms (`recorder.rs`). The controller here
+//! starts them together, collects one interval report per worker per second for the progress
+//! line, and merges the results.
+
+pub mod recorder;
+pub mod schedule;
+pub mod session;
+mod worker;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier, OnceLock};
+use std::time::{Duration, Instant};
+
+use crossbeam::channel;
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use ringstore_net::Topology;
+use ringstore_storage::Durability;
+
+use crate::distribution::{KeyChooser, KeyDistribution};
+use crate::keyspace::KeySpace;
+use crate::results::{latency_histogram, Interval, OpResult, RunResult, INTERVAL_MS};
+use crate::verify::WriteLog;
+use crate::workload::{mix64, Mix, SizeSpec};
+use recorder::{add_counts, merge_results, IntervalPart};
+use schedule::{open_interval, Pace, Schedule};
+use worker::{Client, Worker};
+
+/// Most worker threads a run may start.
+pub const THREADS_MAX: usize = 256;
+/// Most logical clients a run may open (each has one connection per shard when shard-aware).
+pub const CLIENTS_MAX: usize = 10_000;
+
+/// What every request of a run does.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    pub mix: Mix,
+    pub distribution: KeyDistribution,
+    pub value_size: SizeSpec,
+    pub durability: Durability,
+    pub scan_length_max: u32,
+    /// Record acknowledged writes for a read-back.
+    pub verify: bool,
+}
+
+/// How a run paces its clients.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pacing {
+    /// Each client keeps `depth` requests in flight.
+    Closed { depth: usize },
+    /// `rate` requests/s in total, spread evenly over the clients, each with at most `cap` in
+    /// flight.
+    Open { rate: f64, cap: usize },
+}
+
+/// The shape of one run.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    pub threads: usize,
+    pub clients: usize,
+    pub pacing: Pacing,
+    pub warmup: Duration,
+    /// Length of the measured phase; None: until `ops` operations were sent.
+    pub duration: Option<Duration>,
+    pub ops: Option<u64>,
+    pub seed: u64,
+    pub shard_aware: bool,
+    /// Keys that exist when the run starts (key numbers 0..items).
+    pub items: u64,
+    /// Stop inserting at this key number (the load phase); None: inserts go on.
+    pub insert_limit: Option<u64>,
+    /// The node's pid, to read its CPU time over the measured phase.
+    pub server_pid: Option<u32>,
+}
+
+/// Where and when: the node's ports and the run's clock.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Times {
+    pub start: Instant,
+    pub measure_from: Instant,
+    pub until: Option<Instant>,
+}
+
+/// State every worker reads.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub keyspace: Arc<KeySpace>,
+    pub workload: Workload,
+    spec: RunSpec,
+    shared_addr: SocketAddr,
+    shard_addrs: Vec<SocketAddr>,
+    /// The next key number an insert takes.
+    pub inserts: AtomicU64,
+    pub insert_limit: Option<u64>,
+    pub ops_limit: Option<u64>,
+    pub issued: AtomicU64,
+    pub abort: AtomicBool,
+    pub times: OnceLock<Times>,
+}
+
+impl Shared {
+    /// The addresses a client connects to: each shard's own port, or the shared port.
+    pub fn targets(&self) -> Vec<SocketAddr> {
+        if self.spec.shard_aware {
+            self.shard_addrs.clone()
+        } else {
+            vec![self.shared_addr]
+        }
+    }
+
+    pub fn open_loop(&self) -> bool {
+        matches!(self.spec.pacing, Pacing::Open { .. })
+    }
+
+    pub fn pace(&self) -> Pace {
+        match self.spec.pacing {
+            Pacing::Closed { depth } => Pace::Closed { depth },
+            Pacing::Open { rate, cap } => {
+                Pace::Open { interval: open_interval(rate, self.spec.clients), cap }
+            }
+        }
+    }
+
+    pub(super) fn new_client(&self, id: u64, sessions: Vec<usize>) -> Client {
+        let start = id * self.spec.items / self.spec.clients.max(1) as u64;
+        let chooser = KeyChooser::new(&self.workload.distribution, self.spec.items.max(1), start);
+        Client {
+            id,
+            sessions,
+            rng: SmallRng::seed_from_u64(mix64(self.spec.seed ^ mix64(id))),
+            chooser,
+            schedule: Schedule::new(self.pace(), Instant::now()),
+            in_flight: 0,
+            write_seq: 0,
+        }
+    }
+}
+
+/// What one worker hands back.
+#[derive(Debug)]
+pub(crate) struct WorkerOutput {
+    pub ops: Vec<OpResult>,
+    pub shard_ops: Vec<u64>,
+    pub partition_ops: Vec<u64>,
+    pub last_done: Option<Instant>,
+    pub writes: WriteLog,
+}
+
+/// A finished run: the results and, in verify mode, the acknowledged writes.
+#[derive(Debug)]
+pub struct Outcome {
+    pub result: RunResult,
+    pub writes: WriteLog,
+    /// Key numbers that exist after the run (inserts included).
+    pub items: u64,
+    /// The node's CPU seconds over the measured phase, if its pid was given.
+    pub server_cpu_seconds: Option<f64>,
+}
+
+/// Runs one workload against the node at `addr` (whose topology is `topology`); `progress`
+/// sees each completed interval.
+pub fn run(
+    addr: SocketAddr,
+    topology: &Topology,
+    keyspace: Arc<KeySpace>,
+    workload: Workload,
+    spec: RunSpec,
+    progress: &mut dyn FnMut(&Interval),
+) -> Result<Outcome, String> {
+    check_spec(&spec)?;
+    let shard_addrs = topology
+        .shard_ports
+        .iter()
+        .map(|&p| if p == 0 { addr } else { SocketAddr::new(addr.ip(), p) })
+        .collect();
+    let shared = Arc::new(Shared {
+        keyspace,
+        workload,
+        shared_addr: addr,
+        shard_addrs,
+        inserts: AtomicU64::new(spec.items),
+        insert_limit: spec.insert_limit,
+        ops_limit: spec.ops,
+        issued: AtomicU64::new(0),
+        abort: AtomicBool::new(false),
+        times: OnceLock::new(),
+        spec: spec.clone(),
+    });
+    let threads = spec.threads.min(spec.clients).max(1);
+    let ready = Arc::new(Barrier::new(threads + 1));
+    let go = Arc::new(Barrier::new(threads + 1));
+    let (tx, rx) = channel::unbounded();
+    let mut handles = Vec::with_capacity(threads);
+    for t in 0..threads {
+        let ids: Vec<u64> =
+            (0..spec.clients as u64).filter(|c| *c as usize % threads == t).collect();
+        let (shared, ready, go, tx) = (shared.clone(), ready.clone(), go.clone(), tx.clone());
+        handles.push(
+            std::thread::Builder::new()
+                .name(format!("load-{t}"))
+                .spawn(move || match Worker::connect(shared.clone(), &ids) {
+                    Ok(w) => w.run(&ready, &go, &tx),
+                    Err(e) => {
+                        shared.abort.store(true, Ordering::Relaxed);
+                        ready.wait();
+                        go.wait();
+                        Err(e)
+                    }
+                })
+                .map_err(|e| format!("spawn a load thread: {e}"))?,
+        );
+    }
+    drop(tx);
+    ready.wait();
+    let start = Instant::now();
+    let measure_from = start + spec.warmup;
+    let until = spec.duration.map(|d| measure_from + d);
+    shared.times.set(Times { start, measure_from, until }).expect("set once");
+    go.wait();
+    let cpu = spec.server_pid.map(|pid| cpu_at(pid, measure_from));
+    let intervals = collect_intervals(&rx, threads, topology.shards(), progress);
+    let mut result = RunResult {
+        label: String::new(),
+        seconds: 0.0,
+        ops: Vec::new(),
+        intervals,
+        shard_ops: vec![0; topology.shards()],
+        partition_ops: vec![0; topology.partition_owners.len()],
+        server_cpu_seconds: None,
+        node: None,
+    };
+    let mut writes = WriteLog::default();
+    let mut last_done = measure_from;
+    let mut first_error = None;
+    for h in handles {
+        match h.join().map_err(|_| "a load thread panicked".to_string())? {
+            Ok(out) => {
+                merge_results(&mut result.ops, out.ops);
+                add_counts(&mut result.shard_ops, &out.shard_ops);
+                add_counts(&mut result.partition_ops, &out.partition_ops);
+                last_done = last_done.max(out.last_done.unwrap_or(measure_from));
+                writes.merge(out.writes);
+            }
+            Err(e) => first_error = first_error.or(Some(e)),
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    result.seconds = match until {
+        Some(u) => (u - measure_from).as_secs_f64(),
+        None => (last_done - measure_from).as_secs_f64(),
+    };
+    let items = shared.inserts.load(Ordering::Relaxed).min(spec.insert_limit.unwrap_or(u64::MAX));
+    let server_cpu_seconds = match (cpu, spec.server_pid) {
+        (Some(meter), Some(pid)) => {
+            let before = meter.join().map_err(|_| "the CPU meter panicked")??;
+            Some((read_cpu(pid)? - before).as_secs_f64())
+        }
+        _ => None,
+    };
+    Ok(Outcome { result, writes, items, server_cpu_seconds })
+}
+
+/// Reads the node's CPU time when the measured phase starts; the end is read when the workers
+/// are done (so the last replies of a timed run add a little to it).
+fn cpu_at(pid: u32, from: Instant) -> std::thread::JoinHandle<Result<Duration, String>> {
+    std::thread::spawn(move || {
+        // Waiting out the warm-up is the point here, not a synchronisation.
+        std::thread::sleep(from.saturating_duration_since(Instant::now()));
+        read_cpu(pid)
+    })
+}
+
+fn read_cpu(pid: u32) -> Result<Duration, String> {
+    crate::cpu::process_cpu(pid).map_err(|e| format!("node CPU time: {e}"))
+}
+
+fn check_spec(spec: &RunSpec) -> Result<(), String> {
+    if spec.clients == 0 || spec.clients > CLIENTS_MAX {
+        return Err(format!("--connections {} is outside 1..{CLIENTS_MAX}", spec.clients));
+    }
+    if spec.threads == 0 || spec.threads > THREADS_MAX {
+        return Err(format!("--threads {} is outside 1..{THREADS_MAX}", spec.threads));
+    }
+    if spec.duration.is_none() && spec.ops.is_none() {
+        return Err("a run needs --duration or --ops".into());
+    }
+    match spec.pacing {
+        Pacing::Closed { depth: 0 } | Pacing::Open { cap: 0, .. } => {
+            Err("--pipeline must be at least 1".into())
+        }
+        Pacing::Open { rate, .. } if !(rate > 0.0 && rate.is_finite()) => {
+            Err(format!("--rate {rate} must be a positive number of ops/s"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Merges the workers' interval reports in order, calling `progress` for each complete one.
+fn collect_intervals(
+    rx: &channel::Receiver<IntervalPart>,
+    workers: usize,
+    shards: usize,
+    progress: &mut dyn FnMut(&Interval),
+) -> Vec<Interval> {
+    let mut pending: Vec<(Interval, usize)> = Vec::new();
+    let mut done = Vec::new();
+    let length_s = INTERVAL_MS as f64 / 1000.0;
+    for part in rx.iter() {
+        let i = part.index as usize;
+        while pending.len() <= i {
+            let start_s = pending.len() as f64 * length_s;
+            pending.push((empty_interval(start_s, length_s, shards), 0));
+        }
+        let (iv, seen) = &mut pending[i];
+        iv.ops += part.ops;
+        iv.errors += part.errors;
+        add_counts(&mut iv.shard_ops, &part.shard_ops);
+        for (into, from) in iv.latency_us.iter_mut().zip(part.latency_us) {
+            if let Some(h) = from {
+                into.add(&h).expect("same bounds");
+            }
+        }
+        *seen += 1;
+        while done.len() < pending.len() && pending[done.len()].1 == workers {
+            let iv = pending[done.len()].0.clone();
+            progress(&iv);
+            done.push(iv);
+        }
+    }
+    // Workers stop at different moments: keep the partial last intervals with data.
+    for (iv, _) in pending.into_iter().skip(done.len()) {
+        if iv.ops > 0 {
+            done.push(iv);
+        }
+    }
+    done
+}
+
+fn empty_interval(start_s: f64, length_s: f64, shards: usize) -> Interval {
+    Interval {
+        start_s,
+        length_s,
+        ops: 0,
+        errors: 0,
+        latency_us: (0..5).map(|_| latency_histogram()).collect(),
+        shard_ops: vec![0; shards],
+    }
+}

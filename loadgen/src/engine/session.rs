@@ -1,0 +1,159 @@
+//! One non-blocking TCP connection to a node port, driven by the worker's mio poll: requests
+//! are encoded straight into an output buffer, and replies are parsed in place from an input
+//! buffer. Both buffers are reused, so a request costs no allocation once they have grown.
+
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+
+use mio::net::TcpStream;
+use mio::{Interest, Registry, Token};
+use ringstore_net::frame::{Flags, FRAME_BODY_BYTES_MAX, HEADER_BYTES};
+use ringstore_net::request::durability_flags;
+use ringstore_net::{FrameHeader, Header, Request, Writer};
+use ringstore_storage::Durability;
+use zerocopy::IntoBytes;
+
+/// Bytes read from the socket per `read` call (the input buffer grows past it for large frames).
+pub const READ_CHUNK_BYTES: usize = 64 * 1024;
+
+/// A reply frame, borrowed from the input buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct ReplyFrame<'a> {
+    pub id: u64,
+    pub status: u16,
+    pub body: &'a [u8],
+}
+
+#[derive(Debug)]
+pub struct Session {
+    stream: TcpStream,
+    addr: SocketAddr,
+    /// Queued frames; bytes before `out_sent` are already written.
+    out: Vec<u8>,
+    out_sent: usize,
+    /// Received bytes are `input[in_parsed..in_end]`; the rest is free space.
+    input: Vec<u8>,
+    in_parsed: usize,
+    in_end: usize,
+    next_id: u64,
+}
+
+impl Session {
+    /// Connects (blocking, with TCP_NODELAY) and registers with `registry` under `token`.
+    pub fn connect(addr: SocketAddr, registry: &Registry, token: Token) -> Result<Session, String> {
+        let err = |e: io::Error| format!("connect to {addr}: {e}");
+        let std = std::net::TcpStream::connect(addr).map_err(err)?;
+        std.set_nodelay(true).map_err(err)?;
+        std.set_nonblocking(true).map_err(err)?;
+        let mut stream = TcpStream::from_std(std);
+        registry
+            .register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)
+            .map_err(err)?;
+        Ok(Session {
+            stream,
+            addr,
+            out: Vec::new(),
+            out_sent: 0,
+            input: Vec::new(),
+            in_parsed: 0,
+            in_end: 0,
+            next_id: 1,
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Queues a request (written by the next [`Session::flush`]); returns its id.
+    pub fn queue(&mut self, req: &Request<'_>, durability: Durability, write: bool) -> u64 {
+        let start = self.out.len();
+        self.out.resize(start + HEADER_BYTES, 0);
+        let mut w = Writer { buf: std::mem::take(&mut self.out) };
+        req.encode(&mut w);
+        self.out = w.buf;
+        let body_len = self.out.len() - start - HEADER_BYTES;
+        let id = self.next_id;
+        self.next_id += 1;
+        let flags = if write { durability_flags(durability) } else { Flags(0) };
+        let header = FrameHeader::new(req.opcode(), flags, id, body_len as u32, 0);
+        self.out[start..start + HEADER_BYTES].copy_from_slice(header.as_bytes());
+        id
+    }
+
+    /// Writes queued bytes until done or the socket is full (the worker then waits for a
+    /// writable event).
+    pub fn flush(&mut self) -> Result<(), String> {
+        while self.out_sent < self.out.len() {
+            match self.stream.write(&self.out[self.out_sent..]) {
+                Ok(0) => return Err(format!("{}: the node closed the connection", self.addr)),
+                Ok(n) => self.out_sent += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(format!("write to {}: {e}", self.addr)),
+            }
+        }
+        self.out.clear();
+        self.out_sent = 0;
+        Ok(())
+    }
+
+    /// Bytes queued and not yet written.
+    pub fn unsent(&self) -> usize {
+        self.out.len() - self.out_sent
+    }
+
+    /// Reads until the socket has nothing more (the poll is edge-triggered) and hands each
+    /// complete reply to `on_reply`.
+    pub fn receive(&mut self, mut on_reply: impl FnMut(ReplyFrame<'_>)) -> Result<(), String> {
+        while self.fill()? {
+            self.parse(&mut on_reply)?;
+        }
+        Ok(())
+    }
+
+    /// One read into the input buffer; false when the socket had nothing more. The buffer is
+    /// zeroed only when it grows: unread bytes move to its front when the free tail gets short.
+    fn fill(&mut self) -> Result<bool, String> {
+        if self.in_parsed == self.in_end {
+            (self.in_parsed, self.in_end) = (0, 0);
+        } else if self.input.len() - self.in_end < READ_CHUNK_BYTES {
+            self.input.copy_within(self.in_parsed..self.in_end, 0);
+            (self.in_parsed, self.in_end) = (0, self.in_end - self.in_parsed);
+        }
+        if self.input.len() - self.in_end < READ_CHUNK_BYTES {
+            self.input.resize(self.in_end + READ_CHUNK_BYTES, 0);
+        }
+        match self.stream.read(&mut self.input[self.in_end..]) {
+            Ok(0) => Err(format!("{}: the node closed the connection", self.addr)),
+            Ok(n) => {
+                self.in_end += n;
+                Ok(true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(true),
+            Err(e) => Err(format!("read from {}: {e}", self.addr)),
+        }
+    }
+
+    fn parse(&mut self, on_reply: &mut impl FnMut(ReplyFrame<'_>)) -> Result<(), String> {
+        loop {
+            let buf = &self.input[self.in_parsed..self.in_end];
+            let header: Header = match FrameHeader::parse(buf, FRAME_BODY_BYTES_MAX) {
+                None => return Ok(()),
+                Some(Ok(h)) => h,
+                Some(Err(e)) => return Err(format!("bad reply frame from {}: {e}", self.addr)),
+            };
+            let end = HEADER_BYTES + header.body_len as usize;
+            if buf.len() < end {
+                return Ok(());
+            }
+            on_reply(ReplyFrame {
+                id: header.request_id,
+                status: header.status,
+                body: &buf[HEADER_BYTES..end],
+            });
+            self.in_parsed += end;
+        }
+    }
+}

@@ -1,0 +1,452 @@
+//! One load thread: a mio poll over the sessions of its clients. Each turn it lets every client
+//! send what its schedule allows, flushes, waits for replies (or the next due time), and
+//! records what completed. Nothing here allocates per request once buffers and maps have grown.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use ahash::RandomState;
+use crossbeam::channel::Sender;
+use mio::{Events, Poll, Token};
+use rand::rngs::SmallRng;
+use rand::Rng;
+use ringstore_net::request::{Bound, RangeBody};
+use ringstore_net::{FieldList, FieldsBuf, Request, ValueRef, WriteBody, WriteOptions};
+use ringstore_storage::table::VersionSelect;
+
+use super::recorder::{IntervalPart, Recorder};
+use super::schedule::Schedule;
+use super::session::{ReplyFrame, Session};
+use super::{Shared, WorkerOutput};
+use crate::distribution::KeyChooser;
+use crate::keyspace::{write_key, KEY_FIELD, VALUE_FIELD};
+use crate::results::{OpKind, INTERVAL_MS};
+use crate::scenario::Scenario;
+use crate::verify::{fill_value, parse_write_ack, WriteLog};
+use crate::workload::mix64;
+
+/// Longest wait for any reply while requests are in flight before the run fails.
+pub const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Events handled per poll call.
+const EVENTS_CAPACITY: usize = 1024;
+
+/// A logical client: its own key stream, schedule and one session per shard (shard-aware) or
+/// one session to the shared port.
+#[derive(Debug)]
+pub(crate) struct Client {
+    pub id: u64,
+    pub sessions: Vec<usize>,
+    pub rng: SmallRng,
+    pub chooser: KeyChooser,
+    pub schedule: Schedule,
+    pub in_flight: usize,
+    pub write_seq: u64,
+}
+
+/// A reply read from a session: request id, status, and a Put's (token, version) in verify
+/// mode.
+type Answered = (u64, u16, Option<(u64, u64)>);
+
+/// A request awaiting its reply.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    client: usize,
+    kind: OpKind,
+    key_no: u64,
+    intended: Instant,
+    sent: Instant,
+    /// Set on the read half of a read-modify-write.
+    rmw_read: bool,
+    write_id: u64,
+    shard: usize,
+}
+
+/// Per-request scratch space, reused.
+#[derive(Debug, Default)]
+struct Scratch {
+    key: String,
+    /// STRING values of a scenario row.
+    text: [String; 3],
+    value: Vec<u8>,
+    fields: FieldsBuf,
+}
+
+pub(super) struct Worker {
+    shared: Arc<Shared>,
+    poll: Poll,
+    sessions: Vec<Session>,
+    pending: Vec<HashMap<u64, Pending, RandomState>>,
+    clients: Vec<Client>,
+    scratch: Scratch,
+    recorder: Recorder,
+    writes: WriteLog,
+    stopping: bool,
+    /// Replies of one receive call, reused.
+    done_buf: Vec<Answered>,
+    issued: u64,
+    completed: u64,
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker").field("clients", &self.clients.len()).finish()
+    }
+}
+
+impl Worker {
+    /// Connects every client's sessions.
+    pub fn connect(shared: Arc<Shared>, client_ids: &[u64]) -> Result<Worker, String> {
+        let poll = Poll::new().map_err(|e| format!("mio poll: {e}"))?;
+        let (mut sessions, mut clients) = (Vec::new(), Vec::new());
+        let targets = shared.targets();
+        for &id in client_ids {
+            let mut mine = Vec::with_capacity(targets.len());
+            for (shard, &addr) in targets.iter().enumerate() {
+                let token = Token(sessions.len());
+                sessions.push(Session::connect(addr, poll.registry(), token)?);
+                let _ = shard;
+                mine.push(sessions.len() - 1);
+            }
+            clients.push(shared.new_client(id, mine));
+        }
+        let pending = (0..sessions.len()).map(|_| HashMap::default()).collect();
+        let recorder = Recorder::new(
+            shared.open_loop(),
+            shared.keyspace.shards(),
+            shared.keyspace.partition_count(),
+        );
+        Ok(Worker {
+            shared,
+            poll,
+            sessions,
+            pending,
+            clients,
+            scratch: Scratch::default(),
+            recorder,
+            writes: WriteLog::default(),
+            stopping: false,
+            done_buf: Vec::new(),
+            issued: 0,
+            completed: 0,
+        })
+    }
+
+    /// Runs until the run's end and every request is answered.
+    pub fn run(
+        mut self,
+        ready: &Barrier,
+        go: &Barrier,
+        intervals: &Sender<IntervalPart>,
+    ) -> Result<WorkerOutput, String> {
+        ready.wait();
+        go.wait();
+        let times = *self.shared.times.get().ok_or("the controller set no start time")?;
+        for c in &mut self.clients {
+            c.schedule = Schedule::new(self.shared.pace(), times.start);
+        }
+        let interval = Duration::from_millis(INTERVAL_MS);
+        let mut interval_end = times.measure_from + interval;
+        let mut events = Events::with_capacity(EVENTS_CAPACITY);
+        let mut last_reply = Instant::now();
+        loop {
+            let now = Instant::now();
+            while now >= interval_end {
+                let _ = intervals.send(self.recorder.take_interval());
+                interval_end += interval;
+            }
+            if times.until.is_some_and(|u| now >= u) || self.shared.abort.load(Ordering::Relaxed) {
+                self.stopping = true;
+            }
+            let in_flight: usize = self.clients.iter().map(|c| c.in_flight).sum();
+            if self.stopping && in_flight == 0 {
+                break;
+            }
+            if !self.stopping {
+                self.issue_due(now, times.measure_from)?;
+            }
+            self.flush_all()?;
+            let in_flight: usize = self.clients.iter().map(|c| c.in_flight).sum();
+            if in_flight == 0 {
+                last_reply = now;
+            } else if now.duration_since(last_reply) > REPLY_TIMEOUT {
+                return Err(format!(
+                    "no reply for {} s with {in_flight} requests in flight",
+                    REPLY_TIMEOUT.as_secs()
+                ));
+            }
+            let wake = self.next_wake(interval_end, times.until, in_flight);
+            let timeout = wake.map(|w| w.saturating_duration_since(Instant::now()));
+            self.poll.poll(&mut events, timeout).map_err(|e| format!("poll: {e}"))?;
+            for ev in events.iter() {
+                let s = ev.token().0;
+                if ev.is_readable() || ev.is_read_closed() {
+                    self.receive(s, times.measure_from)?;
+                    last_reply = Instant::now();
+                }
+                if ev.is_writable() {
+                    self.sessions[s].flush()?;
+                }
+            }
+        }
+        let _ = intervals.send(self.recorder.take_interval());
+        Ok(WorkerOutput {
+            ops: self.recorder.results(),
+            shard_ops: self.recorder.shard_ops,
+            partition_ops: self.recorder.partition_ops,
+            last_done: self.recorder.last_done,
+            writes: self.writes,
+        })
+    }
+
+    fn next_wake(
+        &self,
+        interval_end: Instant,
+        until: Option<Instant>,
+        in_flight: usize,
+    ) -> Option<Instant> {
+        let mut wake = interval_end;
+        if let Some(u) = until {
+            wake = wake.min(u);
+        }
+        if !self.stopping {
+            for c in &self.clients {
+                if let Some(w) = c.schedule.next_wake() {
+                    wake = wake.min(w);
+                }
+            }
+        }
+        if in_flight > 0 {
+            wake = wake.min(Instant::now() + REPLY_TIMEOUT);
+        }
+        Some(wake)
+    }
+
+    fn flush_all(&mut self) -> Result<(), String> {
+        for s in &mut self.sessions {
+            if s.unsent() > 0 {
+                s.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Lets every client send what its schedule allows at `now`.
+    fn issue_due(&mut self, now: Instant, measure_from: Instant) -> Result<(), String> {
+        for c in 0..self.clients.len() {
+            loop {
+                let client = &mut self.clients[c];
+                let Some(intended) = client.schedule.next_due(now, client.in_flight) else {
+                    break;
+                };
+                if !self.take_ticket() {
+                    self.stopping = true;
+                    return Ok(());
+                }
+                let kind = self.shared.workload.mix.pick(&mut self.clients[c].rng);
+                if !self.issue(c, kind, intended, now, now >= measure_from) {
+                    self.stopping = true;
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the run's operation budget (`--ops`) allows one more request.
+    fn take_ticket(&mut self) -> bool {
+        match self.shared.ops_limit {
+            None => true,
+            Some(limit) => self.shared.issued.fetch_add(1, Ordering::Relaxed) < limit,
+        }
+    }
+
+    /// Sends one operation; false when the key space is exhausted (the load phase is done).
+    fn issue(&mut self, c: usize, kind: OpKind, intended: Instant, now: Instant, m: bool) -> bool {
+        let shared = &*self.shared;
+        let key_no = if kind == OpKind::Insert {
+            let n = shared.inserts.fetch_add(1, Ordering::Relaxed);
+            if shared.insert_limit.is_some_and(|l| n >= l) {
+                return false;
+            }
+            n
+        } else {
+            let items = shared.inserts.load(Ordering::Relaxed).max(1);
+            let client = &mut self.clients[c];
+            client.chooser.next(&mut client.rng, items)
+        };
+        let write_id = self.clients[c].id << 32 | (self.clients[c].write_seq & 0xFFFF_FFFF);
+        self.clients[c].write_seq += 1;
+        let op = if kind == OpKind::ReadModifyWrite { OpKind::Read } else { kind };
+        let (session, id, shard) = self.send(c, op, key_no, write_id, m);
+        let p = Pending {
+            client: c,
+            kind,
+            key_no,
+            intended,
+            sent: now,
+            rmw_read: kind == OpKind::ReadModifyWrite,
+            write_id,
+            shard,
+        };
+        self.pending[session].insert(id, p);
+        self.clients[c].in_flight += 1;
+        self.issued += 1;
+        true
+    }
+
+    /// Encodes `op` on key `key_no` into the session that owns the key; returns the session,
+    /// the request id and the shard.
+    fn send(
+        &mut self,
+        c: usize,
+        op: OpKind,
+        key_no: u64,
+        write_id: u64,
+        m: bool,
+    ) -> (usize, u64, usize) {
+        let shared = &*self.shared;
+        let ks = &shared.keyspace;
+        if let Some(design) = ks.design {
+            return self.send_scenario(c, design, key_no, write_id, m);
+        }
+        let Scratch { key, value, fields, .. } = &mut self.scratch;
+        write_key(key, key_no, ks.key_size.of(key_no));
+        let partition = ks.partition(key_no, key);
+        let shard = ks.shard_of(partition);
+        let sessions = &self.clients[c].sessions;
+        let session = sessions[if sessions.len() > 1 { shard } else { 0 }];
+        fields.clear();
+        fields.push(KEY_FIELD, ValueRef::String(key));
+        let w = &shared.workload;
+        let id = match op {
+            OpKind::Read => {
+                let req = Request::Get {
+                    table: &ks.table,
+                    key: fields.list(),
+                    versions: VersionSelect::Newest,
+                };
+                self.sessions[session].queue(&req, w.durability, false)
+            }
+            OpKind::Scan => {
+                let len = self.clients[c].rng.gen_range(1..=w.scan_length_max);
+                let start = Bound { value: ValueRef::String(key), inclusive: true };
+                let mut body = RangeBody::new(FieldList::empty(), len);
+                body.range = Some((KEY_FIELD, Some(start), None));
+                self.sessions[session].queue(
+                    &Request::Scan { table: &ks.table, range: body },
+                    w.durability,
+                    false,
+                )
+            }
+            _ => {
+                fill_value(value, key_no, write_id, w.value_size.of(mix64(write_id)));
+                fields.push(VALUE_FIELD, ValueRef::Binary(value));
+                let req = Request::Write {
+                    table: &ks.table,
+                    body: WriteBody::Put { row: fields.list() },
+                    options: WriteOptions::default(),
+                };
+                self.sessions[session].queue(&req, w.durability, true)
+            }
+        };
+        if m {
+            let p = (op != OpKind::Scan).then_some(partition);
+            self.recorder.sent(shard, p);
+        }
+        (session, id, shard)
+    }
+
+    /// Writes one order row of user `user` in the scenario's layout.
+    fn send_scenario(
+        &mut self,
+        c: usize,
+        design: Scenario,
+        user: u64,
+        write_id: u64,
+        m: bool,
+    ) -> (usize, u64, usize) {
+        let shared = &*self.shared;
+        let ks = &shared.keyspace;
+        let w = &shared.workload;
+        let Scratch { value, fields, text, .. } = &mut self.scratch;
+        fill_value(value, user, write_id, w.value_size.of(mix64(write_id)));
+        design.fill(fields, text, user, write_id, unix_ms(), value);
+        // A scenario's fields always cover its shard key (the designs are fixed and tested).
+        let partition = ks.partition_of_fields(fields.list()).unwrap_or(0);
+        let shard = ks.shard_of(partition);
+        let sessions = &self.clients[c].sessions;
+        let session = sessions[if sessions.len() > 1 { shard } else { 0 }];
+        let req = Request::Write {
+            table: &ks.table,
+            body: WriteBody::Put { row: fields.list() },
+            options: WriteOptions::default(),
+        };
+        let id = self.sessions[session].queue(&req, w.durability, true);
+        if m {
+            self.recorder.sent(shard, Some(partition));
+        }
+        (session, id, shard)
+    }
+
+    /// Reads session `s` and completes what was answered.
+    fn receive(&mut self, s: usize, measure_from: Instant) -> Result<(), String> {
+        let mut done = std::mem::take(&mut self.done_buf);
+        let verify = self.shared.workload.verify;
+        self.sessions[s].receive(|r: ReplyFrame<'_>| {
+            let ack = if verify && r.status == 0 { parse_write_ack(r.body) } else { None };
+            done.push((r.id, r.status, ack));
+        })?;
+        let now = Instant::now();
+        for &(id, status, ack) in &done {
+            let Some(p) = self.pending[s].remove(&id) else {
+                return Err(format!(
+                    "reply to unknown request {id} from {}",
+                    self.sessions[s].addr()
+                ));
+            };
+            self.complete(s, p, status, ack, now, measure_from);
+        }
+        done.clear();
+        self.done_buf = done;
+        Ok(())
+    }
+
+    fn complete(
+        &mut self,
+        s: usize,
+        p: Pending,
+        status: u16,
+        ack: Option<(u64, u64)>,
+        now: Instant,
+        measure_from: Instant,
+    ) {
+        if p.rmw_read && status == 0 {
+            // The write half of a read-modify-write goes to the same session, same key.
+            let c = p.client;
+            let (session, id, _) = self.send(c, OpKind::Update, p.key_no, p.write_id, false);
+            debug_assert_eq!(session, s);
+            self.pending[session].insert(id, Pending { rmw_read: false, ..p });
+            return;
+        }
+        if let Some((token, _version)) = ack {
+            if p.kind != OpKind::Read && p.kind != OpKind::Scan {
+                self.writes.acked(p.key_no, token, p.write_id);
+            }
+        }
+        self.clients[p.client].in_flight -= 1;
+        self.completed += 1;
+        if p.intended >= measure_from || p.sent >= measure_from {
+            self.recorder.done(p.kind, status == 0, p.intended, p.sent, now);
+        }
+        let _ = p.shard;
+    }
+}
+
+/// Milliseconds since the Unix epoch (a scenario's order time).
+fn unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}

@@ -1,0 +1,151 @@
+//! The benchmark table and its keys: key number `n` is the STRING `k000…n`, padded to the size
+//! the key-size spec gives `n`, and every key's partition (hence its shard) is computed once so
+//! that routing a request costs an array lookup, not an encode and a hash.
+
+use ringstore_net::route::partition_of_fields;
+use ringstore_net::{FieldList, FieldsBuf, Topology, ValueRef};
+use ringstore_storage::table::{PartitionCount, TableSchema};
+
+use crate::scenario::Scenario;
+use crate::workload::SizeSpec;
+
+/// The benchmark table: a STRING key and a BINARY value.
+pub const TABLE: &str = "bench";
+pub const CREATE_TABLE: &str =
+    "CREATE TABLE IF NOT EXISTS bench (k STRING, v BINARY, PRIMARY KEY (k))";
+/// The key and value field names of [`TABLE`].
+pub const KEY_FIELD: &str = "k";
+pub const VALUE_FIELD: &str = "v";
+
+/// Writes key number `n` into `out` (cleared first): `k`, zeros, then the decimal digits, `size`
+/// bytes in all, or longer when the digits do not fit.
+pub fn write_key(out: &mut String, n: u64, size: usize) {
+    use std::fmt::Write;
+    out.clear();
+    let digits = if n == 0 { 1 } else { n.ilog10() as usize + 1 };
+    out.push('k');
+    for _ in 0..size.saturating_sub(digits + 1) {
+        out.push('0');
+    }
+    write!(out, "{n}").expect("writing to a String cannot fail");
+}
+
+/// Key number `n` as an owned String (setup and tests; the request path uses [`write_key`]).
+pub fn key(n: u64, size: usize) -> String {
+    let mut k = String::new();
+    write_key(&mut k, n, size);
+    k
+}
+
+/// Where the keys of the benchmark table live.
+#[derive(Debug)]
+pub struct KeySpace {
+    pub key_size: SizeSpec,
+    /// The table requests go to.
+    pub table: String,
+    /// A key-design scenario's row layout instead of the benchmark table's.
+    pub design: Option<Scenario>,
+    schema: TableSchema,
+    partitions: PartitionCount,
+    /// Owning shard of each partition.
+    owners: Vec<u16>,
+    /// Partition of key numbers 0..len, computed up front.
+    known: Vec<u32>,
+}
+
+impl KeySpace {
+    /// The key space of a scenario's table (no precomputed partitions: its keys depend on time).
+    pub fn scenario(
+        schema: TableSchema,
+        topology: &Topology,
+        s: Scenario,
+    ) -> Result<KeySpace, String> {
+        let mut ks = KeySpace::new(schema, topology, SizeSpec::fixed(0), 0)?;
+        ks.table = s.table();
+        ks.design = Some(s);
+        Ok(ks)
+    }
+
+    /// Computes the partitions of keys 0..precompute.
+    pub fn new(
+        schema: TableSchema,
+        topology: &Topology,
+        key_size: SizeSpec,
+        precompute: u64,
+    ) -> Result<KeySpace, String> {
+        let partitions = PartitionCount::new(topology.partition_owners.len() as u32)
+            .map_err(|e| format!("the node's partition map: {e}"))?;
+        let mut space = KeySpace {
+            key_size,
+            table: TABLE.to_string(),
+            design: None,
+            schema,
+            partitions,
+            owners: topology.partition_owners.clone(),
+            known: Vec::new(),
+        };
+        let mut k = String::new();
+        let mut known = Vec::with_capacity(precompute as usize);
+        for n in 0..precompute {
+            write_key(&mut k, n, key_size.of(n));
+            known.push(space.compute(&k)?);
+        }
+        space.known = known;
+        Ok(space)
+    }
+
+    fn compute(&self, key: &str) -> Result<u32, String> {
+        let fields = FieldsBuf::of([(KEY_FIELD, ValueRef::String(key))]);
+        self.partition_of_fields(fields.list())
+    }
+
+    /// The partition of a row or key given as fields (encodes and hashes: the scenario path).
+    pub fn partition_of_fields(&self, fields: FieldList<'_>) -> Result<u32, String> {
+        partition_of_fields(&self.schema, fields, self.partitions)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("the key of table {} does not cover the shard key", self.table))
+    }
+
+    /// The partition of key number `n`, whose text is `key`.
+    pub fn partition(&self, n: u64, key: &str) -> u32 {
+        match self.known.get(n as usize) {
+            Some(&p) => p,
+            // Keys inserted during the run: a STRING key always encodes.
+            None => self.compute(key).unwrap_or(0),
+        }
+    }
+
+    pub fn shard_of(&self, partition: u32) -> usize {
+        usize::from(self.owners[partition as usize])
+    }
+
+    pub fn partition_count(&self) -> usize {
+        self.owners.len()
+    }
+
+    pub fn shards(&self) -> usize {
+        self.owners.iter().map(|&s| usize::from(s) + 1).max().unwrap_or(1)
+    }
+
+    pub fn schema(&self) -> &TableSchema {
+        &self.schema
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_have_the_asked_size_and_differ() {
+        assert_eq!(key(7, 16), "k000000000000007");
+        assert_eq!(key(0, 4), "k000");
+        assert_eq!(key(123, 16).len(), 16);
+        assert_ne!(key(1, 16), key(10, 16));
+        // A size too small for the number still gives a unique key.
+        assert_eq!(key(12345, 3), "k12345");
+        let mut reused = String::from("junk");
+        write_key(&mut reused, 42, 8);
+        assert_eq!(reused, "k0000042");
+    }
+}

@@ -1,0 +1,5 @@
+pub mod chart;
+pub mod hdr;
+pub mod json;
+pub mod progress;
+pub mod table;

@@ -1,0 +1,239 @@
+//! What a run measured, in one place: the driver fills these, and the output modules (final
+//! table, JSON, HdrHistogram files, charts) only read them.
+
+use hdrhistogram::Histogram;
+
+/// Largest latency a histogram records, in microseconds (one hour): an open-loop run against a
+/// stalled node can queue requests for a long time, and the corrected latency must still fit.
+pub const LATENCY_US_MAX: u64 = 3_600_000_000;
+/// Significant decimal digits of every latency histogram (0.1% value resolution).
+pub const LATENCY_SIGNIFICANT_DIGITS: u8 = 3;
+/// Length of one progress interval (one line per interval, one `.hlog` entry per interval).
+pub const INTERVAL_MS: u64 = 1000;
+
+/// A latency histogram in microseconds with the run-wide bounds.
+pub fn latency_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, LATENCY_US_MAX, LATENCY_SIGNIFICANT_DIGITS)
+        .expect("static histogram bounds are valid")
+}
+
+/// The operation types a workload mixes (YCSB's names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OpKind {
+    /// Get one row by its full key.
+    Read,
+    /// Put a new value for a key that exists.
+    Update,
+    /// Put a key that did not exist yet (the key space grows).
+    Insert,
+    /// Read a short range of rows starting at a key.
+    Scan,
+    /// Get a row, then put it back changed (YCSB F); latency covers both round trips.
+    ReadModifyWrite,
+}
+
+impl OpKind {
+    pub const ALL: [OpKind; 5] =
+        [OpKind::Read, OpKind::Update, OpKind::Insert, OpKind::Scan, OpKind::ReadModifyWrite];
+
+    /// The name used in `--mix`, the final table, JSON keys and file names.
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Read => "read",
+            OpKind::Update => "update",
+            OpKind::Insert => "insert",
+            OpKind::Scan => "scan",
+            OpKind::ReadModifyWrite => "rmw",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One operation type's results over the measured part of a run.
+#[derive(Debug, Clone)]
+pub struct OpResult {
+    pub kind: OpKind,
+    /// Operations that completed with a success status.
+    pub ok: u64,
+    /// Operations that completed with an error status.
+    pub errors: u64,
+    /// Latency in µs. Closed loop: from the moment the request was sent. Open loop: from the
+    /// moment the schedule intended to send it (coordinated omission corrected).
+    pub latency_us: Histogram<u64>,
+    /// Open loop only: latency in µs from the moment the request was actually sent
+    /// (uncorrected, what a naive tool reports). None in closed loop, where it equals
+    /// `latency_us`.
+    pub uncorrected_us: Option<Histogram<u64>>,
+}
+
+/// One progress interval (normally [`INTERVAL_MS`] long) of the measured phase.
+#[derive(Debug, Clone)]
+pub struct Interval {
+    /// Seconds from the start of the measured phase to the start of this interval.
+    pub start_s: f64,
+    pub length_s: f64,
+    /// Operations completed in the interval, all types.
+    pub ops: u64,
+    pub errors: u64,
+    /// Latency (as in [`OpResult::latency_us`]) of the operations completed in this interval,
+    /// indexed by [`OpKind::index`]; empty histograms for types that did not occur.
+    pub latency_us: Vec<Histogram<u64>>,
+    /// Requests sent to each shard during the interval (a time-leading key can be even over a
+    /// run and still put every second's load on one shard).
+    pub shard_ops: Vec<u64>,
+}
+
+/// What the node itself reported, read from its Stats (summed over shards) and /proc.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NodeFigures {
+    pub index_keys: u64,
+    pub index_bytes: u64,
+    pub index_key_bytes: u64,
+    pub cache_hits: u64,
+    pub cache_misses: u64,
+    pub cache_bytes: u64,
+    /// Resident set size of the node process, if its pid is known.
+    pub rss_bytes: Option<u64>,
+}
+
+impl NodeFigures {
+    /// Index bytes per indexed key (0 with no keys).
+    pub fn index_bytes_per_key(&self) -> f64 {
+        if self.index_keys == 0 {
+            0.0
+        } else {
+            self.index_bytes as f64 / self.index_keys as f64
+        }
+    }
+
+    /// Cache hits / (hits + misses) over the measured phase; None without lookups.
+    pub fn cache_hit_ratio(&self) -> Option<f64> {
+        let lookups = self.cache_hits + self.cache_misses;
+        (lookups > 0).then(|| self.cache_hits as f64 / lookups as f64)
+    }
+}
+
+/// Everything one run (one workload against one node) measured.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// What distinguishes this run within a scenario set or sweep (e.g. `key-size=64`).
+    pub label: String,
+    /// Length of the measured phase in seconds.
+    pub seconds: f64,
+    /// Per operation type that occurred, in [`OpKind::ALL`] order.
+    pub ops: Vec<OpResult>,
+    pub intervals: Vec<Interval>,
+    /// Requests sent to each shard (by the client's routing) during the measured phase.
+    pub shard_ops: Vec<u64>,
+    /// Requests sent to each partition during the measured phase.
+    pub partition_ops: Vec<u64>,
+    /// The node's CPU seconds over the measured phase, if its pid is known.
+    pub server_cpu_seconds: Option<f64>,
+    /// The node's own figures at the end of the run, if read.
+    pub node: Option<NodeFigures>,
+}
+
+impl RunResult {
+    pub fn total_ok(&self) -> u64 {
+        self.ops.iter().map(|o| o.ok).sum()
+    }
+
+    pub fn total_errors(&self) -> u64 {
+        self.ops.iter().map(|o| o.errors).sum()
+    }
+
+    /// Completed operations (ok + errors) per second of the measured phase.
+    pub fn ops_per_second(&self) -> f64 {
+        if self.seconds > 0.0 {
+            (self.total_ok() + self.total_errors()) as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+
+    /// All operation types' latencies merged.
+    pub fn latency_all_us(&self) -> Histogram<u64> {
+        let mut all = latency_histogram();
+        for o in &self.ops {
+            all.add(&o.latency_us).expect("histograms share bounds");
+        }
+        all
+    }
+
+    pub fn server_cpu_seconds_per_million_ops(&self) -> Option<f64> {
+        let ops = (self.total_ok() + self.total_errors()) as f64;
+        self.server_cpu_seconds.filter(|_| ops > 0.0).map(|s| s / (ops / 1e6))
+    }
+
+    /// Max over mean of the per-shard request counts: 1.0 is perfectly even, `shards` means one
+    /// shard took everything.
+    pub fn shard_skew(&self) -> f64 {
+        skew(&self.shard_ops)
+    }
+
+    /// Max over mean of the per-partition request counts.
+    pub fn partition_skew(&self) -> f64 {
+        skew(&self.partition_ops)
+    }
+
+    /// The mean over intervals of each interval's shard skew: the skew a time-based key shows
+    /// while it lasts, which the run-wide counts average away.
+    pub fn interval_shard_skew(&self) -> f64 {
+        let skews: Vec<f64> = self
+            .intervals
+            .iter()
+            .filter(|i| i.shard_ops.iter().any(|&n| n > 0))
+            .map(|i| skew(&i.shard_ops))
+            .collect();
+        if skews.is_empty() {
+            0.0
+        } else {
+            skews.iter().sum::<f64>() / skews.len() as f64
+        }
+    }
+
+    /// Partitions that received at least one request.
+    pub fn partitions_touched(&self) -> usize {
+        self.partition_ops.iter().filter(|&&n| n > 0).count()
+    }
+}
+
+/// Max / mean of the counts (0 when empty or all zero).
+pub fn skew(counts: &[u64]) -> f64 {
+    let total: u64 = counts.iter().sum();
+    if counts.is_empty() || total == 0 {
+        return 0.0;
+    }
+    let mean = total as f64 / counts.len() as f64;
+    *counts.iter().max().expect("not empty") as f64 / mean
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skew_is_max_over_mean() {
+        assert_eq!(skew(&[5, 5]), 1.0);
+        assert_eq!(skew(&[10, 0]), 2.0);
+        assert_eq!(skew(&[0, 0, 0, 8]), 4.0);
+        assert_eq!(skew(&[]), 0.0);
+    }
+
+    #[test]
+    fn hit_ratio_and_bytes_per_key() {
+        let n = NodeFigures {
+            index_keys: 4,
+            index_bytes: 100,
+            cache_hits: 3,
+            cache_misses: 1,
+            ..NodeFigures::default()
+        };
+        assert_eq!(n.index_bytes_per_key(), 25.0);
+        assert_eq!(n.cache_hit_ratio(), Some(0.75));
+        assert_eq!(NodeFigures::default().cache_hit_ratio(), None);
+    }
+}

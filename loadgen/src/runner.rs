@@ -1,0 +1,177 @@
+//! One benchmark run from start to end: prepare the table, fill the key space (the load phase,
+//! with a progress bar), run the workload, and read the node's own figures around it. Scenario
+//! runs and sweep points go through here too.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ringstore_net::{Client, Topology};
+use ringstore_storage::table::TableSchema;
+use ringstore_storage::Durability;
+
+use crate::distribution::KeyDistribution;
+use crate::embedded::EmbeddedNode;
+use crate::engine::{self, Outcome, Pacing, RunSpec, Workload};
+use crate::keyspace::{KeySpace, CREATE_TABLE, TABLE};
+use crate::node_figures;
+use crate::output::progress::Progress;
+use crate::results::{OpKind, RunResult};
+use crate::scenario::Scenario;
+use crate::verify::{self, VerifyReport};
+use crate::workload::{Mix, SizeSpec};
+
+/// Requests in flight per client during the load phase.
+pub const LOAD_PIPELINE: usize = 32;
+
+/// The node a run drives: given by address, or started by the tool (and stopped when dropped).
+#[derive(Debug)]
+pub struct Target {
+    pub addr: SocketAddr,
+    pub pid: Option<u32>,
+    _embedded: Option<EmbeddedNode>,
+}
+
+impl Target {
+    pub fn remote(addr: SocketAddr, pid: Option<u32>) -> Target {
+        Target { addr, pid, _embedded: None }
+    }
+
+    pub fn embedded(shards: usize, node_args: &[String]) -> Result<Target, String> {
+        let node = EmbeddedNode::start(shards, node_args)?;
+        Ok(Target { addr: node.addr, pid: Some(node.pid()), _embedded: Some(node) })
+    }
+}
+
+/// Everything a run needs besides the node.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub workload: Workload,
+    pub spec: RunSpec,
+    pub key_size: SizeSpec,
+    /// Fill keys 0..items before the measured run.
+    pub load: bool,
+    pub progress: bool,
+}
+
+/// What a benchmark run produced.
+#[derive(Debug)]
+pub struct Finished {
+    pub result: RunResult,
+    pub verify: Option<VerifyReport>,
+}
+
+/// Runs `plan` on the benchmark table.
+pub fn bench(target: &Target, plan: &Plan, label: &str) -> Result<Finished, String> {
+    let mut client = connect(target)?;
+    let schema = create_table(&mut client, CREATE_TABLE, TABLE)?;
+    let topology = client.topology().clone();
+    let precompute = plan.spec.items + plan.spec.ops.unwrap_or(0).min(plan.spec.items);
+    let ks = Arc::new(KeySpace::new(schema, &topology, plan.key_size, precompute)?);
+    let mut writes = verify::WriteLog::default();
+    if plan.load {
+        writes = load(target, &topology, &ks, plan)?.writes;
+    }
+    let (mut outcome, cpu) = measured(target, &mut client, &topology, ks.clone(), plan, label)?;
+    outcome.result.server_cpu_seconds = cpu;
+    let verify = if plan.workload.verify {
+        writes.merge(std::mem::take(&mut outcome.writes));
+        Some(verify::read_back(&mut client, &ks, &writes)?)
+    } else {
+        None
+    };
+    Ok(Finished { result: outcome.result, verify })
+}
+
+/// Runs `plan`'s load (its distribution, clients and pacing) as puts of order rows laid out by
+/// `scenario`, on a fresh table.
+pub fn scenario(target: &Target, plan: &Plan, s: Scenario) -> Result<RunResult, String> {
+    let mut client = connect(target)?;
+    let table = s.table();
+    client.ddl(&format!("DROP TABLE IF EXISTS {table}")).map_err(|e| format!("{table}: {e}"))?;
+    let schema = create_table(&mut client, &s.ddl(), &table)?;
+    let topology = client.topology().clone();
+    let ks = Arc::new(KeySpace::scenario(schema, &topology, s)?);
+    let mut plan = plan.clone();
+    plan.workload.mix = Mix::of(&[(OpKind::Update, 1)])?;
+    plan.workload.verify = false;
+    let (mut outcome, cpu) = measured(target, &mut client, &topology, ks, &plan, s.name())?;
+    outcome.result.server_cpu_seconds = cpu;
+    Ok(outcome.result)
+}
+
+fn connect(target: &Target) -> Result<Client, String> {
+    Client::connect(target.addr).map_err(|e| format!("connect to {}: {e}", target.addr))
+}
+
+fn create_table(client: &mut Client, ddl: &str, table: &str) -> Result<TableSchema, String> {
+    client.ddl(ddl).map_err(|e| format!("create table {table}: {e}"))?;
+    let t = client.describe(table).map_err(|e| format!("describe {table}: {e}"))?;
+    Ok(t.schema().clone())
+}
+
+/// The measured run, with the node's figures and CPU time around it.
+fn measured(
+    target: &Target,
+    client: &mut Client,
+    topology: &Topology,
+    ks: Arc<KeySpace>,
+    plan: &Plan,
+    label: &str,
+) -> Result<(Outcome, Option<f64>), String> {
+    let before = node_figures::read(client, target.pid)?;
+    let mut progress =
+        Progress::measured(plan.progress, label, plan.spec.duration, plan.spec.warmup);
+    let mut spec = plan.spec.clone();
+    spec.server_pid = target.pid;
+    let mut outcome =
+        engine::run(target.addr, topology, ks, plan.workload.clone(), spec, &mut |iv| {
+            progress.interval(iv)
+        })?;
+    progress.finish();
+    let after = node_figures::read(client, target.pid)?;
+    outcome.result.label = label.to_string();
+    outcome.result.node = Some(node_figures::since(&before, after));
+    let cpu = outcome.server_cpu_seconds;
+    Ok((outcome, cpu))
+}
+
+/// Fills keys 0..items with puts, `LOAD_PIPELINE` in flight per client.
+fn load(
+    target: &Target,
+    topology: &Topology,
+    ks: &Arc<KeySpace>,
+    plan: &Plan,
+) -> Result<Outcome, String> {
+    let items = plan.spec.items;
+    let workload = Workload {
+        mix: Mix::of(&[(OpKind::Insert, 1)])?,
+        distribution: KeyDistribution::Uniform,
+        // Verify mode checks the load's writes too, so they are as durable as the run's.
+        durability: if plan.workload.verify {
+            plan.workload.durability
+        } else {
+            Durability::NoSync
+        },
+        ..plan.workload.clone()
+    };
+    let spec = RunSpec {
+        pacing: Pacing::Closed { depth: LOAD_PIPELINE },
+        warmup: Duration::ZERO,
+        duration: None,
+        ops: Some(items),
+        items: 0,
+        insert_limit: Some(items),
+        server_pid: None,
+        ..plan.spec.clone()
+    };
+    let mut bar = Progress::load(plan.progress, items);
+    let outcome =
+        engine::run(target.addr, topology, ks.clone(), workload, spec, &mut |iv| bar.interval(iv))?;
+    bar.finish();
+    let failed = outcome.result.total_errors();
+    if failed > 0 {
+        return Err(format!("the load phase had {failed} failed puts"));
+    }
+    Ok(outcome)
+}

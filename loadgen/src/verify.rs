@@ -1,0 +1,235 @@
+//! Verify mode: every acknowledged write is remembered (key, row token, which write it was),
+//! and after the run every remembered key is read back. A value says which write made it: its
+//! first 16 bytes are the key number and the write id, and the rest is a pattern derived from
+//! the write id, so a read can tell a value this tool wrote from anything else.
+//!
+//! Findings: `lost` (acknowledged, not found), `stale` (found, but older than the newest
+//! acknowledged write: its row token is lower), `foreign` (the value is not one this tool
+//! wrote for this key: corrupt or never written), and `newer` (a write that was sent but whose
+//! acknowledgement did not arrive landed on top: allowed, counted for information).
+
+use std::collections::HashMap;
+
+use ahash::RandomState;
+use ringstore_net::response::decode_get;
+use ringstore_net::{Client, FieldsBuf, Request, ValueRef};
+use ringstore_storage::table::{Value, VersionSelect};
+use ringstore_storage::Durability;
+
+use crate::keyspace::{write_key, KeySpace, KEY_FIELD, TABLE, VALUE_FIELD};
+
+/// Bytes at the start of every value that identify the write: key number and write id.
+pub const VALUE_HEADER_BYTES: usize = 16;
+/// Gets in flight per connection while reading back.
+pub const READBACK_PIPELINE: usize = 64;
+
+/// Writes the value of write `write_id` to key `key_no`, `size` bytes (at least the header
+/// when `size` allows; shorter values carry a prefix of it).
+pub fn fill_value(out: &mut Vec<u8>, key_no: u64, write_id: u64, size: usize) {
+    out.clear();
+    out.extend_from_slice(&key_no.to_le_bytes());
+    out.extend_from_slice(&write_id.to_le_bytes());
+    let pattern = crate::workload::mix64(write_id).to_le_bytes();
+    while out.len() < size {
+        let n = (size - out.len()).min(pattern.len());
+        out.extend_from_slice(&pattern[..n]);
+    }
+    out.truncate(size);
+}
+
+/// The write id a value carries if it is exactly what [`fill_value`] writes for `key_no`.
+pub fn write_id_of(value: &[u8], key_no: u64) -> Option<u64> {
+    if value.len() < VALUE_HEADER_BYTES {
+        return None;
+    }
+    let word = |i: usize| u64::from_le_bytes(value[i..i + 8].try_into().expect("8 bytes"));
+    let write_id = word(8);
+    let mut expected = Vec::with_capacity(value.len());
+    fill_value(&mut expected, key_no, write_id, value.len());
+    (word(0) == key_no && expected == value).then_some(write_id)
+}
+
+/// The token and version of a Written outcome (a Put's success body).
+pub fn parse_write_ack(body: &[u8]) -> Option<(u64, u64)> {
+    if body.len() != 17 || body[0] != 0 {
+        return None;
+    }
+    let word = |i: usize| u64::from_le_bytes(body[i..i + 8].try_into().expect("8 bytes"));
+    Some((word(1), word(9)))
+}
+
+/// The newest acknowledged write per key.
+#[derive(Debug, Default, Clone)]
+pub struct WriteLog {
+    newest: HashMap<u64, (u64, u64), RandomState>,
+}
+
+impl WriteLog {
+    /// Write `write_id` to `key_no` was acknowledged with row token `token`.
+    pub fn acked(&mut self, key_no: u64, token: u64, write_id: u64) {
+        let e = self.newest.entry(key_no).or_insert((token, write_id));
+        if token > e.0 {
+            *e = (token, write_id);
+        }
+    }
+
+    pub fn merge(&mut self, other: WriteLog) {
+        for (k, (t, w)) in other.newest {
+            self.acked(k, t, w);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.newest.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.newest.is_empty()
+    }
+}
+
+/// What reading everything back found.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct VerifyReport {
+    pub checked: u64,
+    pub ok: u64,
+    pub lost: u64,
+    pub stale: u64,
+    pub foreign: u64,
+    pub newer: u64,
+}
+
+impl VerifyReport {
+    pub fn passed(&self) -> bool {
+        self.lost == 0 && self.stale == 0 && self.foreign == 0
+    }
+}
+
+/// Reads back every key in `log` through each shard's own port and classifies what it finds.
+pub fn read_back(
+    client: &mut Client,
+    ks: &KeySpace,
+    log: &WriteLog,
+) -> Result<VerifyReport, String> {
+    let shards = ks.shards();
+    let mut by_shard: Vec<Vec<(u64, u64, u64)>> = vec![Vec::new(); shards];
+    let mut key = String::new();
+    for (&k, &(token, wid)) in &log.newest {
+        write_key(&mut key, k, ks.key_size.of(k));
+        by_shard[ks.shard_of(ks.partition(k, &key))].push((k, token, wid));
+    }
+    let mut report = VerifyReport::default();
+    for (shard, keys) in by_shard.iter().enumerate() {
+        let conn = client.connection(Some(shard)).map_err(|e| e.to_string())?;
+        for chunk in keys.chunks(READBACK_PIPELINE) {
+            for &(k, _, _) in chunk {
+                write_key(&mut key, k, ks.key_size.of(k));
+                let fields = FieldsBuf::of([(KEY_FIELD, ValueRef::String(&key))]);
+                let req = Request::Get {
+                    table: TABLE,
+                    key: fields.list(),
+                    versions: VersionSelect::Newest,
+                };
+                conn.send_request(&req, Durability::Sync).map_err(|e| e.to_string())?;
+            }
+            for &(k, token, wid) in chunk {
+                let reply = conn
+                    .recv()
+                    .map_err(|e| e.to_string())?
+                    .into_result()
+                    .map_err(|e| e.to_string())?;
+                let (columns, row) =
+                    decode_get(&reply.body).map_err(|e| format!("read back key {k}: {e}"))?;
+                let v = columns.iter().position(|c| c == VALUE_FIELD);
+                classify(
+                    &mut report,
+                    k,
+                    token,
+                    wid,
+                    row.map(|r| {
+                        let value = v.and_then(|i| r.newest().fields.get(i).cloned().flatten());
+                        (r.token.0, value)
+                    }),
+                );
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Adds one key's finding: `found` is the row's token and value, if the key was found.
+fn classify(
+    r: &mut VerifyReport,
+    key_no: u64,
+    token: u64,
+    write_id: u64,
+    found: Option<(u64, Option<Value>)>,
+) {
+    r.checked += 1;
+    let Some((found_token, value)) = found else {
+        r.lost += 1;
+        return;
+    };
+    let wid = match value {
+        Some(Value::Binary(b)) => write_id_of(&b, key_no),
+        _ => None,
+    };
+    match wid {
+        None => r.foreign += 1,
+        Some(_) if found_token < token => r.stale += 1,
+        Some(w) if found_token == token && w == write_id => r.ok += 1,
+        Some(_) if found_token > token => r.newer += 1,
+        Some(_) => r.foreign += 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_identify_their_write() {
+        let mut v = Vec::new();
+        fill_value(&mut v, 7, 0x1_0000_0002, 100);
+        assert_eq!(v.len(), 100);
+        assert_eq!(write_id_of(&v, 7), Some(0x1_0000_0002));
+        assert_eq!(write_id_of(&v, 8), None, "another key's value");
+        v[50] ^= 1;
+        assert_eq!(write_id_of(&v, 7), None, "a flipped bit");
+        fill_value(&mut v, 7, 1, 8);
+        assert_eq!(write_id_of(&v, 7), None, "too short to tell");
+    }
+
+    #[test]
+    fn acks_parse_and_keep_the_newest() {
+        let mut body = vec![0u8];
+        body.extend_from_slice(&5u64.to_le_bytes());
+        body.extend_from_slice(&9u64.to_le_bytes());
+        assert_eq!(parse_write_ack(&body), Some((5, 9)));
+        assert_eq!(parse_write_ack(&body[..16]), None);
+        let mut log = WriteLog::default();
+        log.acked(1, 10, 100);
+        log.acked(1, 5, 50);
+        let mut other = WriteLog::default();
+        other.acked(1, 12, 120);
+        other.acked(2, 1, 7);
+        log.merge(other);
+        assert_eq!(log.newest.get(&1), Some(&(12, 120)));
+        assert_eq!(log.len(), 2);
+    }
+
+    #[test]
+    fn findings_are_classified() {
+        let mut r = VerifyReport::default();
+        let mut v = Vec::new();
+        fill_value(&mut v, 3, 42, 32);
+        let found = |t, v: &Vec<u8>| Some((t, Some(Value::Binary(v.clone()))));
+        classify(&mut r, 3, 10, 42, found(10, &v));
+        classify(&mut r, 3, 10, 42, None);
+        classify(&mut r, 3, 10, 42, found(9, &v));
+        classify(&mut r, 3, 10, 41, found(11, &v));
+        classify(&mut r, 3, 10, 42, Some((10, Some(Value::Binary(vec![1; 32])))));
+        assert_eq!(r, VerifyReport { checked: 5, ok: 1, lost: 1, stale: 1, foreign: 1, newer: 1 });
+        assert!(!r.passed());
+    }
+}
