@@ -23,16 +23,20 @@ for _ in $(seq 100); do grep -q ready "$data/node.out" && break; sleep 0.1; done
 ADDR=$(sed -n 's/.*listen=\([^ ]*\).*/\1/p' "$data/node.out")
 echo "ringstore-node pid $NODE_PID at $ADDR"
 
-for op in put get; do
+# get = --mix read=100, put = --mix update=100; uniform keys like redis-benchmark -r.
+load() {
+  "$BIN/ringstore-load" --addr "$ADDR" --server-pid "$NODE_PID" --distribution uniform \
+      --connections 50 --threads 2 --duration "${SECONDS_PER_RUN}s" --warmup 2s --keys 100000 \
+      --quiet "$@" | tail -2
+}
+for op in update read; do
   for depth in 1 32; do
     echo "ringstore op=$op pipeline=$depth durability=Sync"
-    "$BIN/ringstore-load" --addr "$ADDR" --server-pid "$NODE_PID" --op "$op" --connections 50 \
-        --pipeline "$depth" --seconds "$SECONDS_PER_RUN" --warmup 2 --keys 100000 | tail -1
+    load --mix "$op=100" --pipeline "$depth" $([ "$op" = read ] || echo --no-load)
   done
 done
-echo "ringstore op=put pipeline=32 durability=NoSync"
-"$BIN/ringstore-load" --addr "$ADDR" --server-pid "$NODE_PID" --op put --durability no-sync \
-    --connections 50 --pipeline 32 --seconds "$SECONDS_PER_RUN" --warmup 2 --keys 100000 | tail -1
+echo "ringstore op=update pipeline=32 durability=NoSync"
+load --mix update=100 --pipeline 32 --durability no-sync --no-load
 kill -TERM "$NODE_PID"; wait "$NODE_PID" || true
 
 REDIS_PORT=${REDIS_PORT:-6399}

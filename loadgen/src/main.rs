@@ -177,7 +177,7 @@ fn scenarios(args: &Args, plan: &Plan, list: &[Scenario]) -> Result<bool, String
         results.push(runner::scenario(&target, plan, s)?);
     }
     let refs: Vec<&RunResult> = results.iter().collect();
-    println!("{}", header(args, plan));
+    println!("{} (scenarios: puts of order rows, mix update=100)", header(args, plan));
     print!("{}", table::scenarios(&refs));
     write_outputs(args, "scenarios", &refs, json!({}))?;
     if let Some(dir) = &args.out_dir {

@@ -221,7 +221,9 @@ pub fn run(
     shared.times.set(Times { start, measure_from, until }).expect("set once");
     go.wait();
     let cpu = spec.server_pid.map(|pid| cpu_at(pid, measure_from));
-    let intervals = collect_intervals(&rx, threads, topology.shards(), progress);
+    let interval_count =
+        spec.duration.map(|d| d.as_millis().div_ceil(u128::from(INTERVAL_MS)) as usize);
+    let intervals = collect_intervals(&rx, threads, topology.shards(), interval_count, progress);
     let mut result = RunResult {
         label: String::new(),
         seconds: 0.0,
@@ -305,13 +307,19 @@ fn collect_intervals(
     rx: &channel::Receiver<IntervalPart>,
     workers: usize,
     shards: usize,
+    limit: Option<usize>,
     progress: &mut dyn FnMut(&Interval),
 ) -> Vec<Interval> {
+    // Replies drained after the end of a timed run are not part of it.
+    let limit = limit.unwrap_or(usize::MAX);
     let mut pending: Vec<(Interval, usize)> = Vec::new();
     let mut done = Vec::new();
     let length_s = INTERVAL_MS as f64 / 1000.0;
     for part in rx.iter() {
         let i = part.index as usize;
+        if i >= limit {
+            continue;
+        }
         while pending.len() <= i {
             let start_s = pending.len() as f64 * length_s;
             pending.push((empty_interval(start_s, length_s, shards), 0));
