@@ -299,6 +299,7 @@ fn plan(args: &Args) -> Result<Plan, String> {
         ));
     }
     check_sizes(&plan)?;
+    ringstore_loadgen::engine::check_spec(&plan.spec)?;
     Ok(plan)
 }
 

@@ -122,6 +122,7 @@ pub fn read_back(
     for (shard, keys) in by_shard.iter().enumerate() {
         let conn = client.connection(Some(shard)).map_err(|e| e.to_string())?;
         for chunk in keys.chunks(READBACK_PIPELINE) {
+            let mut ids = Vec::with_capacity(chunk.len());
             for &(k, _, _) in chunk {
                 write_key(&mut key, k, ks.key_size.of(k));
                 let fields = FieldsBuf::of([(KEY_FIELD, ValueRef::String(&key))]);
@@ -130,11 +131,11 @@ pub fn read_back(
                     key: fields.list(),
                     versions: VersionSelect::Newest,
                 };
-                conn.send_request(&req, Durability::Sync).map_err(|e| e.to_string())?;
+                ids.push(conn.send_request(&req, Durability::Sync).map_err(|e| e.to_string())?);
             }
-            for &(k, token, wid) in chunk {
+            for (&(k, token, wid), &id) in chunk.iter().zip(&ids) {
                 let reply = conn
-                    .recv()
+                    .recv_id(id)
                     .map_err(|e| e.to_string())?
                     .into_result()
                     .map_err(|e| e.to_string())?;

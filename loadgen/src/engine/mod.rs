@@ -281,7 +281,8 @@ fn read_cpu(pid: u32) -> Result<Duration, String> {
     crate::cpu::process_cpu(pid).map_err(|e| format!("node CPU time: {e}"))
 }
 
-fn check_spec(spec: &RunSpec) -> Result<(), String> {
+/// Refuses a run shape outside the limits, naming the flag.
+pub fn check_spec(spec: &RunSpec) -> Result<(), String> {
     if spec.clients == 0 || spec.clients > CLIENTS_MAX {
         return Err(format!("--connections {} is outside 1..{CLIENTS_MAX}", spec.clients));
     }
