@@ -132,6 +132,8 @@ pub struct RunResult {
     pub partition_ops: Vec<u64>,
     /// The node's CPU seconds over the measured phase, if its pid is known.
     pub server_cpu_seconds: Option<f64>,
+    /// The load tool's own CPU seconds over the measured phase (the two share the machine).
+    pub client_cpu_seconds: Option<f64>,
     /// The node's own figures at the end of the run, if read.
     pub node: Option<NodeFigures>,
 }
@@ -166,6 +168,11 @@ impl RunResult {
     pub fn server_cpu_seconds_per_million_ops(&self) -> Option<f64> {
         let ops = (self.total_ok() + self.total_errors()) as f64;
         self.server_cpu_seconds.filter(|_| ops > 0.0).map(|s| s / (ops / 1e6))
+    }
+
+    pub fn client_cpu_seconds_per_million_ops(&self) -> Option<f64> {
+        let ops = (self.total_ok() + self.total_errors()) as f64;
+        self.client_cpu_seconds.filter(|_| ops > 0.0).map(|s| s / (ops / 1e6))
     }
 
     /// Max over mean of the per-shard request counts: 1.0 is perfectly even, `shards` means one

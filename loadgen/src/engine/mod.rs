@@ -221,6 +221,7 @@ pub fn run(
     shared.times.set(Times { start, measure_from, until }).expect("set once");
     go.wait();
     let cpu = spec.server_pid.map(|pid| cpu_at(pid, measure_from));
+    let own_cpu = cpu_at(std::process::id(), measure_from);
     let interval_count =
         spec.duration.map(|d| d.as_millis().div_ceil(u128::from(INTERVAL_MS)) as usize);
     let intervals = collect_intervals(&rx, threads, topology.shards(), interval_count, progress);
@@ -232,6 +233,7 @@ pub fn run(
         shard_ops: vec![0; topology.shards()],
         partition_ops: vec![0; topology.partition_owners.len()],
         server_cpu_seconds: None,
+        client_cpu_seconds: None,
         node: None,
     };
     let mut writes = WriteLog::default();
@@ -264,6 +266,8 @@ pub fn run(
         }
         _ => None,
     };
+    let own_before = own_cpu.join().map_err(|_| "the CPU meter panicked")??;
+    result.client_cpu_seconds = Some((read_cpu(std::process::id())? - own_before).as_secs_f64());
     Ok(Outcome { result, writes, items, server_cpu_seconds })
 }
 

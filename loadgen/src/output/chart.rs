@@ -793,6 +793,7 @@ mod tests {
             shard_ops: vec![500 * speed, 300, 200, 100],
             partition_ops: (0..1_500).map(|p| (p % 7) * speed).collect(),
             server_cpu_seconds: None,
+            client_cpu_seconds: None,
             node: Some(node),
         }
     }

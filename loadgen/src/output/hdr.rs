@@ -221,6 +221,7 @@ mod tests {
             shard_ops: vec![11],
             partition_ops: vec![11],
             server_cpu_seconds: None,
+            client_cpu_seconds: None,
             node: None,
         }
     }

@@ -65,6 +65,8 @@ pub fn run(r: &RunResult) -> Value {
         "ops": r.ops.iter().map(op).collect::<Vec<_>>(),
         "server_cpu_seconds": r.server_cpu_seconds,
         "server_cpu_seconds_per_million_ops": r.server_cpu_seconds_per_million_ops(),
+        "client_cpu_seconds": r.client_cpu_seconds,
+        "client_cpu_seconds_per_million_ops": r.client_cpu_seconds_per_million_ops(),
         "shard_ops": r.shard_ops,
         "shard_skew": r.shard_skew(),
         "interval_shard_skew": r.interval_shard_skew(),

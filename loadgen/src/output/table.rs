@@ -73,10 +73,11 @@ pub fn run(r: &RunResult) -> String {
         ["op", "ops", "errors", "ops/s", "p50 ms", "p90 ms", "p99 ms", "p999 ms", "max ms"];
     let mut out = render(&header, &rows);
     out += &format!(
-        "seconds {:.2}  server CPU s per 1M ops {}  shard skew {:.3} (per second {:.3})  \
+        "seconds {:.2}  server CPU s per 1M ops {}  load tool CPU s per 1M ops {}  shard skew {:.3} (per second {:.3})  \
          partitions touched {}/{}  partition skew {:.2}\n",
         r.seconds,
         opt(r.server_cpu_seconds_per_million_ops(), 3),
+        opt(r.client_cpu_seconds_per_million_ops(), 3),
         r.shard_skew(),
         r.interval_shard_skew(),
         r.partitions_touched(),
