@@ -133,6 +133,9 @@ fn main() -> ExitCode {
 /// Ok(false): the run finished but found errors (failed requests or failed verification).
 fn run(args: &Args) -> Result<bool, String> {
     let plan = plan(args)?;
+    if args.verify && (args.scenario.is_some() || args.sweep.is_some()) {
+        return Err("--verify checks a plain run; leave out --scenario and --sweep".into());
+    }
     if let Some(list) = &args.scenario {
         return scenarios(args, &plan, &Scenario::parse_list(list)?);
     }
@@ -284,6 +287,7 @@ fn plan(args: &Args) -> Result<Plan, String> {
             items: args.keys,
             insert_limit: None,
             server_pid: None,
+            align_to_wall_second: false,
         },
         key_size: args.key_size,
         load: !args.no_load,

@@ -95,6 +95,7 @@ pub fn scenario(target: &Target, plan: &Plan, s: Scenario) -> Result<RunResult, 
     let mut plan = plan.clone();
     plan.workload.mix = Mix::of(&[(OpKind::Update, 1)])?;
     plan.workload.verify = false;
+    plan.spec.align_to_wall_second = true;
     let (mut outcome, cpu) = measured(target, &mut client, &topology, ks, &plan, s.name())?;
     outcome.result.server_cpu_seconds = cpu;
     Ok(outcome.result)

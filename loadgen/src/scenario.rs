@@ -13,7 +13,7 @@
 //! | `hash-prefix` | SHARD(h), userid, orderid; h = md5(userid)[0..4] | Lindorm salting: hash prefix |
 //! | `reversed` | SHARD(ruser), orderid; ruser = reverse(userid) | Lindorm salting: reversed key |
 //! | `bucket` | SHARD(bucket), ts_ms, userid, orderid; bucket = ts_ms % 16 | Lindorm salting: `timestamp % numBuckets` |
-//! | `random-suffix` | SHARD(userid, salt), salt, orderid; salt = random(100) | Lindorm salting: random suffix, made part of the shard key |
+//! | `random-suffix` | SHARD(userid, salt), orderid; salt = random(100) | Lindorm salting: random suffix, made part of the shard key |
 
 use std::fmt::Write as _;
 

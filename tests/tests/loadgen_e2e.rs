@@ -178,6 +178,34 @@ fn ycsb_against_a_node_given_by_address() {
     assert_eq!(status.code(), Some(0), "{status}");
 }
 
+/// YCSB D, E and F against one node: every operation type of the core workloads runs without
+/// an error reply (E's scans have no shard key and run on every shard; F's read-modify-writes
+/// are a Get then a Put, counted as one operation).
+#[test]
+fn ycsb_d_e_f_run_every_operation_type() {
+    let _turn = one_at_a_time();
+    let (data_tmp, data) = data_dir();
+    let node = Node::start(&data, &[]);
+    let (addr, pid) = (node.addr().to_string(), node.pid().to_string());
+    for (workload, ops) in
+        [("d", ["read", "insert"]), ("e", ["scan", "insert"]), ("f", ["read", "rmw"])]
+    {
+        let json = data_tmp.path().join(format!("ycsb-{workload}.json"));
+        let mut args = vec!["--addr", &addr, "--server-pid", &pid, "--workload", workload];
+        args.extend(SMALL);
+        args.extend(["--keys", "2000", "--duration", "1s", "--durability", "no-sync", "--quiet"]);
+        args.extend(["--json", arg(&json)]);
+        run_load(&args).ok();
+        let doc = read_json(&json);
+        let r = &runs(&doc)[0];
+        assert_sound(r);
+        for name in ops {
+            assert!(u64_at(op(r, name), "/ok") > 0, "{workload} {name}: {:#}", op(r, name));
+            assert_eq!(u64_at(op(r, name), "/errors"), 0, "{workload} {name}");
+        }
+    }
+}
+
 /// `--verify` with Sync writes: every acknowledged write is read back as written.
 #[test]
 fn verify_mode_finds_every_acknowledged_sync_write() {

@@ -31,6 +31,8 @@ use worker::{Client, Worker};
 
 /// Most worker threads a run may start.
 pub const THREADS_MAX: usize = 256;
+/// Most keys a run may address (each key's partition is precomputed, 4 bytes per key).
+pub const KEYS_MAX: u64 = 100_000_000;
 /// Most logical clients a run may open (each has one connection per shard when shard-aware).
 pub const CLIENTS_MAX: usize = 10_000;
 
@@ -74,6 +76,9 @@ pub struct RunSpec {
     pub insert_limit: Option<u64>,
     /// The node's pid, to read its CPU time over the measured phase.
     pub server_pid: Option<u32>,
+    /// Start the measured phase on a wall-clock second (after the warm-up), so its one-second
+    /// intervals are the seconds a time-based key changes on (the `timestamp-s` scenario).
+    pub align_to_wall_second: bool,
 }
 
 /// Where and when: the node's ports and the run's clock.
@@ -119,8 +124,21 @@ impl Shared {
         match self.spec.pacing {
             Pacing::Closed { depth } => Pace::Closed { depth },
             Pacing::Open { rate, cap } => {
-                Pace::Open { interval: open_interval(rate, self.spec.clients), cap }
+                // check_spec has refused rates whose interval does not fit.
+                let interval = open_interval(rate, self.spec.clients).unwrap_or(Duration::MAX);
+                Pace::Open { interval, cap }
             }
+        }
+    }
+
+    /// Where client `id`'s timetable starts: spread over one interval, so that C clients at a
+    /// total rate R send at `start + (j * C + id) / R` instead of all at once.
+    pub fn client_offset(&self, id: u64) -> Duration {
+        match self.pace() {
+            Pace::Open { interval, .. } => {
+                interval.mul_f64(id as f64 / self.spec.clients.max(1) as f64)
+            }
+            Pace::Closed { .. } => Duration::ZERO,
         }
     }
 
@@ -154,8 +172,6 @@ pub(crate) struct WorkerOutput {
 pub struct Outcome {
     pub result: RunResult,
     pub writes: WriteLog,
-    /// Key numbers that exist after the run (inserts included).
-    pub items: u64,
     /// The node's CPU seconds over the measured phase, if its pid was given.
     pub server_cpu_seconds: Option<f64>,
 }
@@ -198,25 +214,35 @@ pub fn run(
         let ids: Vec<u64> =
             (0..spec.clients as u64).filter(|c| *c as usize % threads == t).collect();
         let (shared, ready, go, tx) = (shared.clone(), ready.clone(), go.clone(), tx.clone());
-        handles.push(
-            std::thread::Builder::new()
-                .name(format!("load-{t}"))
-                .spawn(move || match Worker::connect(shared.clone(), &ids) {
-                    Ok(w) => w.run(&ready, &go, &tx),
-                    Err(e) => {
-                        shared.abort.store(true, Ordering::Relaxed);
-                        ready.wait();
-                        go.wait();
-                        Err(e)
-                    }
-                })
-                .map_err(|e| format!("spawn a load thread: {e}"))?,
-        );
+        let body = move || {
+            let connected = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                Worker::connect(shared.clone(), &ids)
+            }))
+            .unwrap_or_else(|_| Err("a load thread panicked while connecting".into()));
+            let result = match connected {
+                Ok(w) => w.run(&ready, &go, &tx),
+                Err(e) => {
+                    // Pass both barriers so the controller and the other workers go on.
+                    ready.wait();
+                    go.wait();
+                    Err(e)
+                }
+            };
+            if result.is_err() {
+                // One worker's failure ends the run for all of them.
+                shared.abort.store(true, Ordering::Relaxed);
+            }
+            result
+        };
+        let handle = std::thread::Builder::new().name(format!("load-{t}")).spawn(body);
+        handles.push(handle.map_err(|e| format!("spawn a load thread: {e}"))?);
     }
     drop(tx);
     ready.wait();
     let start = Instant::now();
-    let measure_from = start + spec.warmup;
+    let align =
+        if spec.align_to_wall_second { to_next_wall_second(spec.warmup) } else { Duration::ZERO };
+    let measure_from = start + spec.warmup + align;
     let until = spec.duration.map(|d| measure_from + d);
     shared.times.set(Times { start, measure_from, until }).expect("set once");
     go.wait();
@@ -258,7 +284,13 @@ pub fn run(
         Some(u) => (u - measure_from).as_secs_f64(),
         None => (last_done - measure_from).as_secs_f64(),
     };
-    let items = shared.inserts.load(Ordering::Relaxed).min(spec.insert_limit.unwrap_or(u64::MAX));
+    if let Some(last) = result.intervals.last_mut() {
+        // A run that is not a whole number of intervals long ends with a shorter one.
+        let rest = result.seconds - last.start_s;
+        if rest > 0.0 && rest < last.length_s {
+            last.length_s = rest;
+        }
+    }
     let server_cpu_seconds = match (cpu, spec.server_pid) {
         (Some(meter), Some(pid)) => {
             let before = meter.join().map_err(|_| "the CPU meter panicked")??;
@@ -268,7 +300,14 @@ pub fn run(
     };
     let own_before = own_cpu.join().map_err(|_| "the CPU meter panicked")??;
     result.client_cpu_seconds = Some((read_cpu(std::process::id())? - own_before).as_secs_f64());
-    Ok(Outcome { result, writes, items, server_cpu_seconds })
+    Ok(Outcome { result, writes, server_cpu_seconds })
+}
+
+/// The time from `Instant::now() + after` to the next whole second of the wall clock.
+fn to_next_wall_second(after: Duration) -> Duration {
+    let now = std::time::SystemTime::now() + after;
+    let into = now.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    Duration::from_nanos(u64::from(1_000_000_000 - into) % 1_000_000_000)
 }
 
 /// Reads the node's CPU time when the measured phase starts; the end is read when the workers
@@ -296,13 +335,17 @@ pub fn check_spec(spec: &RunSpec) -> Result<(), String> {
     if spec.duration.is_none() && spec.ops.is_none() {
         return Err("a run needs --duration or --ops".into());
     }
+    if spec.duration.is_some_and(|d| d.is_zero()) || spec.ops == Some(0) {
+        return Err("--duration and --ops must be above 0".into());
+    }
+    if spec.items > KEYS_MAX {
+        return Err(format!("--keys {} is above the limit of {KEYS_MAX}", spec.items));
+    }
     match spec.pacing {
         Pacing::Closed { depth: 0 } | Pacing::Open { cap: 0, .. } => {
             Err("--pipeline must be at least 1".into())
         }
-        Pacing::Open { rate, .. } if !(rate > 0.0 && rate.is_finite()) => {
-            Err(format!("--rate {rate} must be a positive number of ops/s"))
-        }
+        Pacing::Open { rate, .. } => open_interval(rate, spec.clients).map(|_| ()),
         _ => Ok(()),
     }
 }

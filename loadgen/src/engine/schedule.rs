@@ -51,6 +51,14 @@ impl Schedule {
         }
     }
 
+    /// Whether the client is at its in-flight limit, so only a reply lets it send.
+    pub fn waits_for_replies(&self, in_flight: usize) -> bool {
+        match self.pace {
+            Pace::Closed { depth } => in_flight >= depth,
+            Pace::Open { cap, .. } => in_flight >= cap,
+        }
+    }
+
     /// When this client next has something to send regardless of replies (open loop only).
     pub fn next_wake(&self) -> Option<Instant> {
         match self.pace {
@@ -69,9 +77,14 @@ impl Schedule {
     }
 }
 
-/// The per-client interval of an open-loop run at `rate` ops/s over `clients` clients.
-pub fn open_interval(rate: f64, clients: usize) -> Duration {
-    Duration::from_secs_f64(clients as f64 / rate)
+/// The per-client interval of an open-loop run at `rate` ops/s over `clients` clients; an
+/// error when the rate is not a positive number or so low that the interval overflows.
+pub fn open_interval(rate: f64, clients: usize) -> Result<Duration, String> {
+    if !(rate > 0.0 && rate.is_finite()) {
+        return Err(format!("--rate {rate} must be a positive number of ops/s"));
+    }
+    Duration::try_from_secs_f64(clients as f64 / rate)
+        .map_err(|_| format!("--rate {rate} is too low for {clients} clients"))
 }
 
 #[cfg(test)]
@@ -104,7 +117,9 @@ mod tests {
         assert_eq!(s.next_due(t + ms(35), 0), Some(t + ms(20)));
         assert_eq!(s.next_due(t + ms(35), 0), Some(t + ms(30)));
         assert_eq!(s.next_due(t + ms(35), 0), None);
-        assert_eq!(open_interval(1000.0, 4), ms(4));
+        assert_eq!(open_interval(1000.0, 4), Ok(ms(4)));
+        assert!(open_interval(1e-19, 16).is_err());
+        assert!(open_interval(0.0, 1).is_err());
     }
 
     /// Coordinated omission, simulated: one client at 100 requests/s, one in flight, against a

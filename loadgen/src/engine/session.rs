@@ -4,6 +4,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
@@ -15,6 +16,9 @@ use zerocopy::IntoBytes;
 
 /// Bytes read from the socket per `read` call (the input buffer grows past it for large frames).
 pub const READ_CHUNK_BYTES: usize = 64 * 1024;
+
+/// Longest wait for a connection to a node port.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A reply frame, borrowed from the input buffer.
 #[derive(Debug, Clone, Copy)]
@@ -42,7 +46,7 @@ impl Session {
     /// Connects (blocking, with TCP_NODELAY) and registers with `registry` under `token`.
     pub fn connect(addr: SocketAddr, registry: &Registry, token: Token) -> Result<Session, String> {
         let err = |e: io::Error| format!("connect to {addr}: {e}");
-        let std = std::net::TcpStream::connect(addr).map_err(err)?;
+        let std = std::net::TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT).map_err(err)?;
         std.set_nodelay(true).map_err(err)?;
         std.set_nonblocking(true).map_err(err)?;
         let mut stream = TcpStream::from_std(std);
@@ -105,11 +109,16 @@ impl Session {
 
     /// Reads until the socket has nothing more (the poll is edge-triggered) and hands each
     /// complete reply to `on_reply`.
+    /// Replies that arrived before the node closed the connection are handed over before the
+    /// error.
     pub fn receive(&mut self, mut on_reply: impl FnMut(ReplyFrame<'_>)) -> Result<(), String> {
-        while self.fill()? {
+        loop {
+            let filled = self.fill();
             self.parse(&mut on_reply)?;
+            if !filled? {
+                return Ok(());
+            }
         }
-        Ok(())
     }
 
     /// One read into the input buffer; false when the socket had nothing more. The buffer is
@@ -117,12 +126,15 @@ impl Session {
     fn fill(&mut self) -> Result<bool, String> {
         if self.in_parsed == self.in_end {
             (self.in_parsed, self.in_end) = (0, 0);
-        } else if self.input.len() - self.in_end < READ_CHUNK_BYTES {
+        } else if self.in_parsed > 0 && self.input.len() - self.in_end < READ_CHUNK_BYTES {
             self.input.copy_within(self.in_parsed..self.in_end, 0);
             (self.in_parsed, self.in_end) = (0, self.in_end - self.in_parsed);
         }
-        if self.input.len() - self.in_end < READ_CHUNK_BYTES {
-            self.input.resize(self.in_end + READ_CHUNK_BYTES, 0);
+        // Room for a whole frame once its header says how long it is, else for one chunk.
+        let want = self.frame_len().unwrap_or(0).max(READ_CHUNK_BYTES);
+        let wanted_end = self.in_parsed + want.max(self.in_end - self.in_parsed + READ_CHUNK_BYTES);
+        if self.input.len() < wanted_end {
+            self.input.resize(wanted_end, 0);
         }
         match self.stream.read(&mut self.input[self.in_end..]) {
             Ok(0) => Err(format!("{}: the node closed the connection", self.addr)),
@@ -133,6 +145,15 @@ impl Session {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(true),
             Err(e) => Err(format!("read from {}: {e}", self.addr)),
+        }
+    }
+
+    /// The length of the frame at the parse position, once its header has arrived.
+    fn frame_len(&self) -> Option<usize> {
+        let buf = &self.input[self.in_parsed..self.in_end];
+        match FrameHeader::parse(buf, FRAME_BODY_BYTES_MAX)? {
+            Ok(h) => Some(HEADER_BYTES + h.body_len as usize),
+            Err(_) => None,
         }
     }
 

@@ -60,7 +60,8 @@ struct Pending {
     /// Set on the read half of a read-modify-write.
     rmw_read: bool,
     write_id: u64,
-    shard: usize,
+    /// Issued in the measured phase (its due time, open loop; its send, closed loop).
+    measured: bool,
 }
 
 /// Per-request scratch space, reused.
@@ -85,8 +86,8 @@ pub(super) struct Worker {
     stopping: bool,
     /// Replies of one receive call, reused.
     done_buf: Vec<Answered>,
-    issued: u64,
-    completed: u64,
+    /// Operations issued and not completed, over all clients.
+    in_flight: usize,
 }
 
 impl std::fmt::Debug for Worker {
@@ -103,10 +104,9 @@ impl Worker {
         let targets = shared.targets();
         for &id in client_ids {
             let mut mine = Vec::with_capacity(targets.len());
-            for (shard, &addr) in targets.iter().enumerate() {
+            for &addr in &targets {
                 let token = Token(sessions.len());
                 sessions.push(Session::connect(addr, poll.registry(), token)?);
-                let _ = shard;
                 mine.push(sessions.len() - 1);
             }
             clients.push(shared.new_client(id, mine));
@@ -128,8 +128,7 @@ impl Worker {
             writes: WriteLog::default(),
             stopping: false,
             done_buf: Vec::new(),
-            issued: 0,
-            completed: 0,
+            in_flight: 0,
         })
     }
 
@@ -143,8 +142,9 @@ impl Worker {
         ready.wait();
         go.wait();
         let times = *self.shared.times.get().ok_or("the controller set no start time")?;
+        let pace = self.shared.pace();
         for c in &mut self.clients {
-            c.schedule = Schedule::new(self.shared.pace(), times.start);
+            c.schedule = Schedule::new(pace, times.start + self.shared.client_offset(c.id));
         }
         let interval = Duration::from_millis(INTERVAL_MS);
         let mut interval_end = times.measure_from + interval;
@@ -156,33 +156,33 @@ impl Worker {
                 let _ = intervals.send(self.recorder.take_interval());
                 interval_end += interval;
             }
-            if times.until.is_some_and(|u| now >= u) || self.shared.abort.load(Ordering::Relaxed) {
-                self.stopping = true;
-            }
-            let in_flight: usize = self.clients.iter().map(|c| c.in_flight).sum();
-            if self.stopping && in_flight == 0 {
+            self.check_stop(now, times.until);
+            if self.stopping && self.in_flight == 0 {
                 break;
             }
             if !self.stopping {
-                self.issue_due(now, times.measure_from)?;
+                // Open loop: a request due before the end still goes after it (it waited
+                // behind the in-flight cap); nothing due after the end does.
+                let due_by = times.until.map_or(now, |u| now.min(u - Duration::from_nanos(1)));
+                self.issue_due(due_by, now, times.measure_from)?;
             }
             self.flush_all()?;
-            let in_flight: usize = self.clients.iter().map(|c| c.in_flight).sum();
-            if in_flight == 0 {
+            if self.in_flight == 0 {
                 last_reply = now;
             } else if now.duration_since(last_reply) > REPLY_TIMEOUT {
                 return Err(format!(
-                    "no reply for {} s with {in_flight} requests in flight",
-                    REPLY_TIMEOUT.as_secs()
+                    "no reply for {} s with {} requests in flight",
+                    REPLY_TIMEOUT.as_secs(),
+                    self.in_flight
                 ));
             }
-            let wake = self.next_wake(interval_end, times.until, in_flight);
-            let timeout = wake.map(|w| w.saturating_duration_since(Instant::now()));
-            self.poll.poll(&mut events, timeout).map_err(|e| format!("poll: {e}"))?;
+            let wake = self.next_wake(interval_end, times.until);
+            let timeout = wake.saturating_duration_since(Instant::now());
+            self.poll.poll(&mut events, Some(timeout)).map_err(|e| format!("poll: {e}"))?;
             for ev in events.iter() {
                 let s = ev.token().0;
                 if ev.is_readable() || ev.is_read_closed() {
-                    self.receive(s, times.measure_from)?;
+                    self.receive(s)?;
                     last_reply = Instant::now();
                 }
                 if ev.is_writable() {
@@ -200,27 +200,40 @@ impl Worker {
         })
     }
 
-    fn next_wake(
-        &self,
-        interval_end: Instant,
-        until: Option<Instant>,
-        in_flight: usize,
-    ) -> Option<Instant> {
+    /// Stops issuing on abort, at the end of a closed-loop run, and in open loop once nothing
+    /// due before the end is left to send.
+    fn check_stop(&mut self, now: Instant, until: Option<Instant>) {
+        if self.shared.abort.load(Ordering::Relaxed) {
+            self.stopping = true;
+        }
+        let Some(u) = until.filter(|&u| now >= u) else {
+            return;
+        };
+        let backlog = self.clients.iter().any(|c| c.schedule.next_wake().is_some_and(|w| w < u));
+        if !self.shared.open_loop() || !backlog {
+            self.stopping = true;
+        }
+    }
+
+    /// The next moment something is due: the interval's end, the run's end, or a client's next
+    /// request (clients at their in-flight cap wait for a reply, not for the clock).
+    fn next_wake(&self, interval_end: Instant, until: Option<Instant>) -> Instant {
         let mut wake = interval_end;
-        if let Some(u) = until {
+        if self.stopping {
+            return wake;
+        }
+        if let Some(u) = until.filter(|&u| u > Instant::now()) {
             wake = wake.min(u);
         }
-        if !self.stopping {
-            for c in &self.clients {
-                if let Some(w) = c.schedule.next_wake() {
-                    wake = wake.min(w);
-                }
+        for c in &self.clients {
+            if c.schedule.waits_for_replies(c.in_flight) {
+                continue;
+            }
+            if let Some(w) = c.schedule.next_wake() {
+                wake = wake.min(w);
             }
         }
-        if in_flight > 0 {
-            wake = wake.min(Instant::now() + REPLY_TIMEOUT);
-        }
-        Some(wake)
+        wake
     }
 
     fn flush_all(&mut self) -> Result<(), String> {
@@ -232,20 +245,27 @@ impl Worker {
         Ok(())
     }
 
-    /// Lets every client send what its schedule allows at `now`.
-    fn issue_due(&mut self, now: Instant, measure_from: Instant) -> Result<(), String> {
+    /// Lets every client send what its schedule allows by `due_by` (the clock, or the end of
+    /// an open-loop run when that has passed).
+    fn issue_due(
+        &mut self,
+        due_by: Instant,
+        now: Instant,
+        measure_from: Instant,
+    ) -> Result<(), String> {
         for c in 0..self.clients.len() {
             loop {
                 let client = &mut self.clients[c];
-                let Some(intended) = client.schedule.next_due(now, client.in_flight) else {
+                let Some(intended) = client.schedule.next_due(due_by, client.in_flight) else {
                     break;
                 };
-                if !self.take_ticket() {
+                let measured = intended >= measure_from;
+                if measured && !self.take_ticket() {
                     self.stopping = true;
                     return Ok(());
                 }
                 let kind = self.shared.workload.mix.pick(&mut self.clients[c].rng);
-                if !self.issue(c, kind, intended, now, now >= measure_from) {
+                if !self.issue(c, kind, intended, now, measured) {
                     self.stopping = true;
                     return Ok(());
                 }
@@ -279,7 +299,7 @@ impl Worker {
         let write_id = self.clients[c].id << 32 | (self.clients[c].write_seq & 0xFFFF_FFFF);
         self.clients[c].write_seq += 1;
         let op = if kind == OpKind::ReadModifyWrite { OpKind::Read } else { kind };
-        let (session, id, shard) = self.send(c, op, key_no, write_id, m);
+        let (session, id) = self.send(c, op, key_no, write_id, m);
         let p = Pending {
             client: c,
             kind,
@@ -288,24 +308,17 @@ impl Worker {
             sent: now,
             rmw_read: kind == OpKind::ReadModifyWrite,
             write_id,
-            shard,
+            measured: m,
         };
         self.pending[session].insert(id, p);
         self.clients[c].in_flight += 1;
-        self.issued += 1;
+        self.in_flight += 1;
         true
     }
 
-    /// Encodes `op` on key `key_no` into the session that owns the key; returns the session,
-    /// the request id and the shard.
-    fn send(
-        &mut self,
-        c: usize,
-        op: OpKind,
-        key_no: u64,
-        write_id: u64,
-        m: bool,
-    ) -> (usize, u64, usize) {
+    /// Encodes `op` on key `key_no` into the session that owns the key; returns the session
+    /// and the request id. `m`: count the request in the shard and partition figures.
+    fn send(&mut self, c: usize, op: OpKind, key_no: u64, write_id: u64, m: bool) -> (usize, u64) {
         let shared = &*self.shared;
         let ks = &shared.keyspace;
         if let Some(design) = ks.design {
@@ -334,6 +347,9 @@ impl Worker {
                 let start = Bound { value: ValueRef::String(key), inclusive: true };
                 let mut body = RangeBody::new(FieldList::empty(), len);
                 body.range = Some((KEY_FIELD, Some(start), None));
+                // No shard key: the node runs it on every shard in turn, which it refuses
+                // unless asked (Lindorm's rule for scans without a leading-key range).
+                body.allow_full_scan = true;
                 self.sessions[session].queue(
                     &Request::Scan { table: &ks.table, range: body },
                     w.durability,
@@ -355,7 +371,7 @@ impl Worker {
             let p = (op != OpKind::Scan).then_some(partition);
             self.recorder.sent(shard, p);
         }
-        (session, id, shard)
+        (session, id)
     }
 
     /// Writes one order row of user `user` in the scenario's layout.
@@ -366,7 +382,7 @@ impl Worker {
         user: u64,
         write_id: u64,
         m: bool,
-    ) -> (usize, u64, usize) {
+    ) -> (usize, u64) {
         let shared = &*self.shared;
         let ks = &shared.keyspace;
         let w = &shared.workload;
@@ -387,30 +403,37 @@ impl Worker {
         if m {
             self.recorder.sent(shard, Some(partition));
         }
-        (session, id, shard)
+        (session, id)
     }
 
-    /// Reads session `s` and completes what was answered.
-    fn receive(&mut self, s: usize, measure_from: Instant) -> Result<(), String> {
+    /// Reads session `s` and completes what was answered. Replies read before the node closed
+    /// the connection are completed first; a reply with request id 0 is the node refusing the
+    /// connection (docs/PROTOCOL.md), and its message becomes the run's error.
+    fn receive(&mut self, s: usize) -> Result<(), String> {
         let mut done = std::mem::take(&mut self.done_buf);
         let verify = self.shared.workload.verify;
-        self.sessions[s].receive(|r: ReplyFrame<'_>| {
+        let mut refused = None;
+        let read = self.sessions[s].receive(|r: ReplyFrame<'_>| {
+            if r.id == 0 && r.status != 0 {
+                refused = Some(format!("error {}: {}", r.status, String::from_utf8_lossy(r.body)));
+            }
             let ack = if verify && r.status == 0 { parse_write_ack(r.body) } else { None };
             done.push((r.id, r.status, ack));
-        })?;
+        });
+        let addr = self.sessions[s].addr();
+        if let Some(why) = refused {
+            return Err(format!("{addr}: the node refused the connection: {why}"));
+        }
         let now = Instant::now();
         for &(id, status, ack) in &done {
-            let Some(p) = self.pending[s].remove(&id) else {
-                return Err(format!(
-                    "reply to unknown request {id} from {}",
-                    self.sessions[s].addr()
-                ));
-            };
-            self.complete(s, p, status, ack, now, measure_from);
+            let p = self.pending[s]
+                .remove(&id)
+                .ok_or_else(|| format!("{addr}: a reply to request {id}, which was not sent"))?;
+            self.complete(s, p, status, ack, now);
         }
         done.clear();
         self.done_buf = done;
-        Ok(())
+        read
     }
 
     fn complete(
@@ -420,12 +443,11 @@ impl Worker {
         status: u16,
         ack: Option<(u64, u64)>,
         now: Instant,
-        measure_from: Instant,
     ) {
         if p.rmw_read && status == 0 {
             // The write half of a read-modify-write goes to the same session, same key.
-            let c = p.client;
-            let (session, id, _) = self.send(c, OpKind::Update, p.key_no, p.write_id, false);
+            let (session, id) =
+                self.send(p.client, OpKind::Update, p.key_no, p.write_id, p.measured);
             debug_assert_eq!(session, s);
             self.pending[session].insert(id, Pending { rmw_read: false, ..p });
             return;
@@ -436,11 +458,10 @@ impl Worker {
             }
         }
         self.clients[p.client].in_flight -= 1;
-        self.completed += 1;
-        if p.intended >= measure_from || p.sent >= measure_from {
+        self.in_flight -= 1;
+        if p.measured {
             self.recorder.done(p.kind, status == 0, p.intended, p.sent, now);
         }
-        let _ = p.shard;
     }
 }
 

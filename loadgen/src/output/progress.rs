@@ -27,7 +27,7 @@ impl Progress {
         warmup: Duration,
     ) -> Progress {
         let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
-            let b = ProgressBar::new(duration.map_or(0, |d| d.as_secs()));
+            let b = ProgressBar::new(duration.map_or(0, |d| d.as_millis().div_ceil(1000) as u64));
             b.set_style(style("{msg} [{bar:30}] {pos}/{len} s"));
             b.set_message(format!("{label} (warm-up {} ms first)", warmup.as_millis()));
             b
