@@ -174,10 +174,14 @@ fn run(args: &Args) -> Result<bool, String> {
 }
 
 fn scenarios(args: &Args, plan: &Plan, list: &[Scenario]) -> Result<bool, String> {
-    let target = target(args)?;
+    // A node the tool starts is started afresh for each scenario, so that no design runs on a
+    // store the previous ones have filled (its index, segments and compaction would differ).
+    let shared = if args.addr.is_some() { Some(target(args)?) } else { None };
     let mut results = Vec::new();
     for &s in list {
-        results.push(runner::scenario(&target, plan, s)?);
+        let fresh = if shared.is_none() { Some(target(args)?) } else { None };
+        let t = shared.as_ref().or(fresh.as_ref()).ok_or("no target")?;
+        results.push(runner::scenario(t, plan, s)?);
     }
     let refs: Vec<&RunResult> = results.iter().collect();
     println!("{} (scenarios: puts of order rows, mix update=100)", header(args, plan));
