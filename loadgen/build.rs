@@ -16,6 +16,8 @@ fn main() {
         .is_some_and(|o| o.status.success() && !o.stdout.is_empty());
     let suffix = if dirty { "-dirty" } else { "" };
     println!("cargo:rustc-env=RINGSTORE_GIT_REVISION={rev}{suffix}");
+    // HEAD names the branch; the branch's log changes with every commit and checkout.
     println!("cargo:rerun-if-changed=../.git/HEAD");
+    println!("cargo:rerun-if-changed=../.git/logs/HEAD");
     println!("cargo:rerun-if-changed=../.git/index");
 }
