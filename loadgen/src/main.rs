@@ -107,6 +107,13 @@ struct Args {
     /// Record every acknowledged write and read everything back afterwards.
     #[arg(long)]
     verify: bool,
+    /// With --verify: also save the acknowledged writes to this file, for --check-log.
+    #[arg(long, requires = "verify")]
+    write_log: Option<PathBuf>,
+    /// Read back every write in this saved log (from --write-log) and report what is lost,
+    /// stale or foreign; runs no load. The check after a crash and restart.
+    #[arg(long, conflicts_with_all = ["verify", "scenario", "sweep"])]
+    check_log: Option<PathBuf>,
     /// Write the results as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -136,6 +143,13 @@ fn run(args: &Args) -> Result<bool, String> {
     if args.verify && (args.scenario.is_some() || args.sweep.is_some()) {
         return Err("--verify checks a plain run; leave out --scenario and --sweep".into());
     }
+    if let Some(path) = &args.check_log {
+        let target = target(args)?;
+        let v = runner::check_log(&target, path)?;
+        print_verify(&v);
+        write_outputs(args, "check-log", &[], json!({ "verify": json::verify(&v) }))?;
+        return Ok(v.passed());
+    }
     if let Some(list) = &args.scenario {
         return scenarios(args, &plan, &Scenario::parse_list(list)?);
     }
@@ -150,16 +164,7 @@ fn run(args: &Args) -> Result<bool, String> {
     let mut ok = r.total_errors() == 0;
     let mut extra = json!({});
     if let Some(v) = &finished.verify {
-        println!(
-            "verify: checked {} ok {} lost {} stale {} foreign {} newer {} -> {}",
-            v.checked,
-            v.ok,
-            v.lost,
-            v.stale,
-            v.foreign,
-            v.newer,
-            if v.passed() { "PASSED" } else { "FAILED" }
-        );
+        print_verify(v);
         ok &= v.passed();
         extra = json!({ "verify": json::verify(v) });
     }
@@ -171,6 +176,19 @@ fn run(args: &Args) -> Result<bool, String> {
         chart::partition_load(r, dir, "partitions")?;
     }
     Ok(ok)
+}
+
+fn print_verify(v: &ringstore_loadgen::verify::VerifyReport) {
+    println!(
+        "verify: checked {} ok {} lost {} stale {} foreign {} newer {} -> {}",
+        v.checked,
+        v.ok,
+        v.lost,
+        v.stale,
+        v.foreign,
+        v.newer,
+        if v.passed() { "PASSED" } else { "FAILED" }
+    );
 }
 
 fn scenarios(args: &Args, plan: &Plan, list: &[Scenario]) -> Result<bool, String> {
@@ -296,6 +314,7 @@ fn plan(args: &Args) -> Result<Plan, String> {
         key_size: args.key_size,
         load: !args.no_load,
         progress: !args.quiet,
+        write_log: args.write_log.clone(),
     };
     if args.keys == 0 {
         return Err("--keys must be at least 1".into());

@@ -3,6 +3,7 @@
 //! runs and sweep points go through here too.
 
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -52,6 +53,8 @@ pub struct Plan {
     /// Fill keys 0..items before the measured run.
     pub load: bool,
     pub progress: bool,
+    /// Verify mode: also save the acknowledged writes here (for `--check-log` after a crash).
+    pub write_log: Option<PathBuf>,
 }
 
 /// What a benchmark run produced.
@@ -76,11 +79,26 @@ pub fn bench(target: &Target, plan: &Plan, label: &str) -> Result<Finished, Stri
     outcome.result.server_cpu_seconds = cpu;
     let verify = if plan.workload.verify {
         writes.merge(std::mem::take(&mut outcome.writes));
+        if let Some(path) = &plan.write_log {
+            writes.save(path, plan.key_size)?;
+        }
         Some(verify::read_back(&mut client, &ks, &writes)?)
     } else {
         None
     };
     Ok(Finished { result: outcome.result, verify })
+}
+
+/// Reads back every key of a saved write log (`--check-log`): the check after a crash and
+/// restart that the writes acknowledged before it are all there.
+pub fn check_log(target: &Target, path: &Path) -> Result<VerifyReport, String> {
+    let (log, key_size) = verify::WriteLog::load(path)?;
+    let mut client = connect(target)?;
+    let t = client.describe(TABLE).map_err(|e| format!("describe {TABLE}: {e}"))?;
+    let schema = t.schema().clone();
+    let topology = client.topology().clone();
+    let ks = KeySpace::new(schema, &topology, key_size, 0)?;
+    verify::read_back(&mut client, &ks, &log)
 }
 
 /// Runs `plan`'s load (its distribution, clients and pacing) as puts of order rows laid out by

@@ -9,6 +9,8 @@
 //! acknowledgement did not arrive landed on top: allowed, counted for information).
 
 use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
 
 use ahash::RandomState;
 use ringstore_net::response::decode_get;
@@ -17,6 +19,7 @@ use ringstore_storage::table::{Value, VersionSelect};
 use ringstore_storage::Durability;
 
 use crate::keyspace::{write_key, KeySpace, KEY_FIELD, TABLE, VALUE_FIELD};
+use crate::workload::SizeSpec;
 
 /// Bytes at the start of every value that identify the write: key number and write id.
 pub const VALUE_HEADER_BYTES: usize = 16;
@@ -85,6 +88,47 @@ impl WriteLog {
 
     pub fn is_empty(&self) -> bool {
         self.newest.is_empty()
+    }
+}
+
+/// First line of a write-log file; the key-size spec follows it on the same line.
+pub const WRITE_LOG_HEADER: &str = "ringstore-load write log v1 key-size";
+
+impl WriteLog {
+    /// Saves the log as text: a header naming the key-size spec (keys are rebuilt from their
+    /// numbers with it), then one `key token write_id` line per key.
+    pub fn save(&self, path: &Path, key_size: SizeSpec) -> Result<(), String> {
+        let err = |e: std::io::Error| format!("write log {}: {e}", path.display());
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path).map_err(err)?);
+        writeln!(out, "{WRITE_LOG_HEADER} {key_size}").map_err(err)?;
+        let mut keys: Vec<_> = self.newest.iter().collect();
+        keys.sort_unstable();
+        for (k, (token, wid)) in keys {
+            writeln!(out, "{k} {token} {wid}").map_err(err)?;
+        }
+        out.flush().map_err(err)
+    }
+
+    /// Reads a log written by [`WriteLog::save`] and the key-size spec it was written with.
+    pub fn load(path: &Path) -> Result<(WriteLog, SizeSpec), String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("write log {}: {e}", path.display()))?;
+        let mut lines = text.lines();
+        let bad = |n: usize, what: &str| format!("write log {} line {n}: {what}", path.display());
+        let header = lines.next().unwrap_or_default();
+        let spec = header
+            .strip_prefix(WRITE_LOG_HEADER)
+            .ok_or_else(|| bad(1, &format!("expected a header starting {WRITE_LOG_HEADER:?}")))?;
+        let key_size: SizeSpec = spec.trim().parse().map_err(|e: String| bad(1, &e))?;
+        let mut log = WriteLog::default();
+        for (i, line) in lines.enumerate() {
+            let n: Vec<u64> = line.split(' ').filter_map(|w| w.parse().ok()).collect();
+            let [k, token, wid] = n[..] else {
+                return Err(bad(i + 2, "expected three numbers: key, token, write id"));
+            };
+            log.acked(k, token, wid);
+        }
+        Ok((log, key_size))
     }
 }
 
@@ -217,6 +261,23 @@ mod tests {
         log.merge(other);
         assert_eq!(log.newest.get(&1), Some(&(12, 120)));
         assert_eq!(log.len(), 2);
+    }
+
+    #[test]
+    fn write_logs_round_trip_through_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.log");
+        let mut log = WriteLog::default();
+        log.acked(3, 10, 30);
+        log.acked(1, 20, 40);
+        log.save(&path, "16..64".parse().unwrap()).unwrap();
+        let (back, size) = WriteLog::load(&path).unwrap();
+        assert_eq!(back.newest, log.newest);
+        assert_eq!(size.to_string(), "16..64");
+        std::fs::write(&path, "something else\n").unwrap();
+        assert!(WriteLog::load(&path).unwrap_err().contains("line 1"));
+        std::fs::write(&path, format!("{WRITE_LOG_HEADER} 16\n1 2\n")).unwrap();
+        assert!(WriteLog::load(&path).unwrap_err().contains("line 2"));
     }
 
     #[test]
