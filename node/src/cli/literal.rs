@@ -284,14 +284,7 @@ fn shown_values(values: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn num(text: &str) -> Literal {
-        Literal::Number(text.to_owned())
-    }
-
-    fn string(text: &str) -> Literal {
-        Literal::String(text.to_owned())
-    }
+    use crate::cli::test_literals::{num, string};
 
     fn value(literal: &Literal, ty: &FieldType) -> Result<Value, String> {
         to_value(literal, ty, "f").map_err(|e| e.to_string())

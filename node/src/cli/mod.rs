@@ -62,6 +62,9 @@ pub mod run;
 pub mod statement;
 mod timestamp;
 
+#[cfg(test)]
+mod test_literals;
+
 pub use error::{Place, Problem, StatementError};
 pub use literal::{to_optional_value, to_value, Literal, LiteralError};
 pub use output::Format;

@@ -792,6 +792,7 @@ mod tests {
     use ringstore_storage::table::{FieldType, TableId};
 
     use super::*;
+    use crate::cli::test_literals::{key, num, string};
 
     /// `orders`: key (SHARD(userid), orderid, line DESC), one non-key field.
     fn orders() -> TableSchema {
@@ -806,18 +807,6 @@ mod tests {
             .shard_key(&["userid"])
             .build()
             .expect("valid schema")
-    }
-
-    fn num(text: &str) -> Literal {
-        Literal::Number(text.to_owned())
-    }
-
-    fn string(text: &str) -> Literal {
-        Literal::String(text.to_owned())
-    }
-
-    fn key(pairs: &[(&str, Literal)]) -> Vec<(String, Literal)> {
-        pairs.iter().map(|(f, l)| ((*f).to_owned(), l.clone())).collect()
     }
 
     fn plan(pairs: &[(&str, Literal)], range: Option<RangeSpec>) -> Result<KeyPlan> {

@@ -192,18 +192,7 @@ fn listing(c: &mut Cursor<'_>) -> Result<Option<Statement>> {
 mod tests {
     use super::*;
     use crate::cli::error::Problem;
-
-    fn num(text: &str) -> Literal {
-        Literal::Number(text.to_owned())
-    }
-
-    fn string(text: &str) -> Literal {
-        Literal::String(text.to_owned())
-    }
-
-    fn key(pairs: &[(&str, Literal)]) -> Vec<(String, Literal)> {
-        pairs.iter().map(|(f, l)| ((*f).to_owned(), l.clone())).collect()
-    }
+    use crate::cli::test_literals::{key, num, string};
 
     fn range(field: &str, start: Bound<Literal>, end: Bound<Literal>) -> Option<RangeSpec> {
         Some(RangeSpec { field: field.to_owned(), start, end })
