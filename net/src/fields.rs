@@ -141,40 +141,6 @@ impl FieldsBuf {
     }
 }
 
-impl<'a> From<&'a Value> for ValueRef<'a> {
-    fn from(v: &'a Value) -> ValueRef<'a> {
-        match v {
-            Value::Integer(x) => ValueRef::Integer(*x),
-            Value::Long(x) => ValueRef::Long(*x),
-            Value::Float(x) => ValueRef::Float(*x),
-            Value::Double(x) => ValueRef::Double(*x),
-            Value::String(s) => ValueRef::String(s),
-            Value::Binary(b) => ValueRef::Binary(b),
-            Value::Boolean(b) => ValueRef::Boolean(*b),
-            Value::Enum(s) => ValueRef::Enum(s),
-            Value::Timestamp(x) => ValueRef::Timestamp(*x),
-        }
-    }
-}
-
-impl ValueRef<'_> {
-    /// The owned table value; None for NULL.
-    pub fn to_value(&self) -> Option<Value> {
-        Some(match *self {
-            ValueRef::Null => return None,
-            ValueRef::Integer(x) => Value::Integer(x),
-            ValueRef::Long(x) => Value::Long(x),
-            ValueRef::Float(x) => Value::Float(x),
-            ValueRef::Double(x) => Value::Double(x),
-            ValueRef::String(s) => Value::String(s.to_owned()),
-            ValueRef::Binary(b) => Value::Binary(b.to_vec()),
-            ValueRef::Boolean(b) => Value::Boolean(b),
-            ValueRef::Enum(s) => Value::Enum(s.to_owned()),
-            ValueRef::Timestamp(x) => Value::Timestamp(x),
-        })
-    }
-}
-
 /// A value or NULL as a [`ValueRef`].
 pub fn value_ref(v: Option<&Value>) -> ValueRef<'_> {
     v.map_or(ValueRef::Null, ValueRef::from)

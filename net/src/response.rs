@@ -8,9 +8,9 @@
 //! column (NULL for a field the row does not have).
 
 use ringstore_storage::table::{
-    decode_table_record, encode_table_record, CatalogTable, CurrentRow, ExecuteOutcome,
-    MultiDeleteOutcome, Name, Outcome, RowPage, RowToken, RowVersion, TableRow, TableSchema, Value,
-    WriteOutcome,
+    decode_table_record, encode_table_record, for_each_version, visit_row, CatalogTable,
+    CurrentRow, ExecuteOutcome, MultiDeleteOutcome, Name, Outcome, RowPage, RowToken, RowVersion,
+    TableResult, TableRow, TableSchema, Value, ValueRef, VersionSelect, WriteOutcome,
 };
 
 use crate::fields::value_ref;
@@ -178,6 +178,85 @@ pub fn encode_get(w: &mut Writer, schema: &TableSchema, row: Option<&TableRow>) 
             encode_row(w, row);
         }
     }
+}
+
+/// A Get response encoded straight from a stored row (the record's value, `stored_row.rs`;
+/// None: no row), byte for byte what [`encode_get`] writes for the row the table layer would
+/// decode from it, without decoding it: the node's inline path answers a cache hit this way
+/// without allocating. `key` is the stored key and `key_values` the request's key values by key
+/// position. Only unexpired versions that `select` picks are sent; if none is, the response says
+/// "no row", as a read through the table layer does.
+pub fn encode_get_stored(
+    w: &mut Writer,
+    schema: &TableSchema,
+    key: &[u8],
+    key_values: &[Option<ValueRef<'_>>],
+    stored: Option<&[u8]>,
+    select: VersionSelect,
+    now_ms: u64,
+) -> TableResult<()> {
+    encode_columns(w, schema);
+    let start = w.buf.len();
+    let Some(stored) = stored else {
+        w.u8(0);
+        return Ok(());
+    };
+    w.u8(1);
+    w.u64(0); // the token, once the row is decoded
+    w.bytes(key);
+    let count_at = w.buf.len();
+    w.u16(0);
+    let ((from, to), max) = select.bounds();
+    let mut picked = 0usize;
+    let mut fields = Ok(());
+    let token = for_each_version(schema, stored, |v| {
+        let wanted = !v.is_expired(now_ms) && v.version >= from && v.version < to;
+        if fields.is_err() || picked == max || !wanted {
+            return;
+        }
+        picked += 1;
+        w.u64(v.version);
+        w.u64(v.expiry_ms);
+        fields = encode_stored_fields(w, schema, key_values, v.row);
+    })?;
+    fields?;
+    if picked == 0 {
+        w.buf.truncate(start);
+        w.u8(0);
+        return Ok(());
+    }
+    w.buf[start + 1..start + 9].copy_from_slice(&token.to_le_bytes());
+    w.buf[count_at..count_at + 2].copy_from_slice(&(picked as u16).to_le_bytes());
+    Ok(())
+}
+
+/// One value per schema field, in schema order: key fields from `key_values`, the others from
+/// the stored row value `row`.
+fn encode_stored_fields(
+    w: &mut Writer,
+    schema: &TableSchema,
+    key_values: &[Option<ValueRef<'_>>],
+    row: &[u8],
+) -> TableResult<()> {
+    let key_value = |field: usize| {
+        let position = schema.primary_key().iter().position(|k| k.field == field);
+        position.and_then(|p| key_values.get(p).copied().flatten()).unwrap_or(ValueRef::Null)
+    };
+    // Non-key fields arrive in field order; the key fields before each are written first.
+    let mut next = 0;
+    visit_row(schema, row, |index, value| {
+        while next < index {
+            w.value(&key_value(next));
+            next += 1;
+        }
+        w.value(&value);
+        next = index + 1;
+    })?;
+    while next < schema.fields().len() {
+        w.value(&key_value(next));
+        next += 1;
+    }
+    Ok(())
 }
 
 fn encode_resume(w: &mut Writer, resume: Option<&[u8]>) {

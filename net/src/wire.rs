@@ -45,46 +45,25 @@ impl WireError {
 
 pub type WireResult<T> = Result<T, WireError>;
 
-/// A typed value borrowed from a body; the tag is its type, so the server can report a type
-/// mismatch by name.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ValueRef<'a> {
-    /// Tag 0: absent (an update clearing a field; a field a row does not have).
-    Null,
-    /// Tag 1.
-    Integer(i32),
-    /// Tag 2.
-    Long(i64),
-    /// Tag 3.
-    Float(f32),
-    /// Tag 4.
-    Double(f64),
-    /// Tag 5: text.
-    String(&'a str),
-    /// Tag 6: bytes.
-    Binary(&'a [u8]),
-    /// Tag 7: one byte, 0 or 1.
-    Boolean(bool),
-    /// Tag 8: the symbol, as a name.
-    Enum(&'a str),
-    /// Tag 9: ms since the Unix epoch.
-    Timestamp(i64),
-}
+/// A typed value borrowed from a body (the table layer's borrowed value, so request values reach
+/// the key encoder without a copy); its wire tag ([`tag`]) is its type.
+pub use ringstore_storage::table::ValueRef;
 
-impl ValueRef<'_> {
-    pub fn tag(&self) -> u8 {
-        match self {
-            ValueRef::Null => 0,
-            ValueRef::Integer(_) => 1,
-            ValueRef::Long(_) => 2,
-            ValueRef::Float(_) => 3,
-            ValueRef::Double(_) => 4,
-            ValueRef::String(_) => 5,
-            ValueRef::Binary(_) => 6,
-            ValueRef::Boolean(_) => 7,
-            ValueRef::Enum(_) => 8,
-            ValueRef::Timestamp(_) => 9,
-        }
+/// The wire tag of a value: 0 NULL, 1 INTEGER, 2 LONG, 3 FLOAT, 4 DOUBLE, 5 STRING (text),
+/// 6 BINARY, 7 BOOLEAN (one byte, 0 or 1), 8 ENUM (the symbol, as a name), 9 TIMESTAMP (ms since
+/// the Unix epoch).
+pub fn tag(v: &ValueRef<'_>) -> u8 {
+    match v {
+        ValueRef::Null => 0,
+        ValueRef::Integer(_) => 1,
+        ValueRef::Long(_) => 2,
+        ValueRef::Float(_) => 3,
+        ValueRef::Double(_) => 4,
+        ValueRef::String(_) => 5,
+        ValueRef::Binary(_) => 6,
+        ValueRef::Boolean(_) => 7,
+        ValueRef::Enum(_) => 8,
+        ValueRef::Timestamp(_) => 9,
     }
 }
 
@@ -253,7 +232,7 @@ impl Writer {
     }
 
     pub fn value(&mut self, v: &ValueRef<'_>) {
-        self.u8(v.tag());
+        self.u8(tag(v));
         match *v {
             ValueRef::Null => {}
             ValueRef::Integer(x) => self.buf.extend_from_slice(&x.to_le_bytes()),

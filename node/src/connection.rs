@@ -19,6 +19,7 @@
 //! their responses and closes.
 
 use std::cell::{Cell, RefCell};
+use std::os::fd::{AsRawFd, RawFd};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -30,7 +31,10 @@ use ringstore_net::{FrameError, FrameHeader, Header, Opcode};
 
 use crate::dispatch::{error_frame, handle_frame};
 use crate::error::RequestError;
-use crate::shard::{Counters, Shard};
+use crate::inline::{self, Inline};
+use crate::shard::{Counters, InflightSlot, Shard};
+use ringstore_storage::table::OpError;
+use ringstore_storage::DurableWait;
 
 /// Bytes the read buffer starts with and reads at a time; it grows past this only for a larger
 /// frame.
@@ -61,6 +65,9 @@ struct Output {
     killed: Cell<bool>,
     /// Requests of this connection still running.
     inflight: Cell<usize>,
+    /// The writer task holds a batch it is writing: nothing else may write to the socket
+    /// (responses would overtake it), so the read loop leaves `pending` to the writer.
+    writing: Cell<bool>,
     /// Woken when a request of this connection finishes.
     finished: event_listener::Event,
 }
@@ -152,10 +159,11 @@ pub async fn serve(shard: Rc<Shard>, mut stream: TcpStream) {
     };
     Counters::add(&shard.counters.connections_total, 1);
     let _ = stream.set_nodelay(true);
+    let fd = stream.as_raw_fd();
     let (reader, writer) = futures_lite::io::split(stream);
     let out = Rc::new(Output::default());
     let writer_task = glommio::spawn_local(write_loop(shard.clone(), out.clone(), writer));
-    read_loop(&shard, &out, reader).await;
+    read_loop(&shard, &out, reader, fd).await;
     let finish = async {
         out.all_finished().await;
         out.done.set(true);
@@ -185,7 +193,12 @@ enum Wake {
     Full,
 }
 
-async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<TcpStream>) {
+async fn read_loop(
+    shard: &Rc<Shard>,
+    out: &Rc<Output>,
+    mut reader: ReadHalf<TcpStream>,
+    fd: RawFd,
+) {
     let limit = shard.limits.frame_body_bytes;
     let mut buf = vec![0u8; READ_CHUNK_BYTES];
     let mut filled = 0;
@@ -216,7 +229,7 @@ async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<Tcp
                         break;
                     }
                     Counters::add(&shard.counters.bytes_in, total as u64);
-                    start_request(shard, out, h, &head[HEADER_BYTES..total]);
+                    handle_request(shard, out, h, &head[HEADER_BYTES..total]);
                     pos += total;
                     frames_done = true;
                 }
@@ -227,6 +240,7 @@ async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<Tcp
                     Counters::add(&shard.counters.errors, 1);
                     out.push(&frame);
                     if e.closes_stream() {
+                        flush_now(shard, out, fd);
                         return;
                     }
                     pos += HEADER_BYTES;
@@ -234,6 +248,8 @@ async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<Tcp
                 }
             }
         }
+        // One send for every response the batch answered inline.
+        flush_now(shard, out, fd);
         buf.copy_within(pos..filled, 0);
         filled -= pos;
         // Room for the frame being read (its length was checked when its header parsed).
@@ -340,9 +356,62 @@ async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<Tcp
     }
 }
 
-/// Admits a request against the connection's and the shard's in-flight limits and runs it in
-/// its own task; refused requests are answered BUSY at once.
-fn start_request(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8]) {
+/// Runs one request: inline when it can complete without waiting (`inline.rs`), its response
+/// encoded straight into the output buffer; otherwise in a task of its own. A request the
+/// in-flight limits refuse is answered BUSY at once.
+fn handle_request(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8]) {
+    if out.killed.get() {
+        return;
+    }
+    if out.inflight.get() >= shard.limits.inflight_per_connection
+        || shard.inflight.get() >= shard.limits.inflight_per_shard
+    {
+        return start_request(shard, out, h, body);
+    }
+    let ran = {
+        let mut pending = out.pending.borrow_mut();
+        let before = pending.len();
+        let ran = inline::run(shard, h, body, &mut pending);
+        out.unsent.set(out.unsent.get() + pending.len() - before);
+        ran
+    };
+    match ran {
+        Inline::Answered => {}
+        Inline::Durable { wait, frame } => await_durable(shard, out, h, wait, frame),
+        Inline::Spawn => start_request(shard, out, h, body),
+    }
+}
+
+/// Sends an inline write's response once the write is as durable as it asked.
+fn await_durable(
+    shard: &Rc<Shard>,
+    out: &Rc<Output>,
+    h: Header,
+    wait: DurableWait,
+    frame: Vec<u8>,
+) {
+    let Some(slot) = admit(shard, out, h) else {
+        unreachable!("handle_request checked the in-flight limits");
+    };
+    let shard = shard.clone();
+    let out = out.clone();
+    glommio::spawn_local(async move {
+        let frame = match shard.tables.store().wait(wait).await {
+            Ok(()) => frame,
+            Err(e) => {
+                shard.buffers.give(frame);
+                Counters::add(&shard.counters.errors, 1);
+                let reply = RequestError::from(OpError::from(e)).reply();
+                error_frame(h.opcode, h.request_id, reply.code, &reply.message)
+            }
+        };
+        finish(&shard, &out, frame, slot);
+    })
+    .detach();
+}
+
+/// Takes an in-flight slot of the connection and the shard, or answers BUSY and returns None.
+fn admit(shard: &Rc<Shard>, out: &Output, h: Header) -> Option<InflightSlot> {
     let per_connection = shard.limits.inflight_per_connection;
     let admitted = if out.inflight.get() >= per_connection {
         Err(RequestError::Busy {
@@ -352,31 +421,96 @@ fn start_request(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8]) {
     } else {
         shard.admit_request()
     };
-    let slot = match admitted {
-        Ok(slot) => slot,
+    match admitted {
+        Ok(slot) => {
+            out.inflight.set(out.inflight.get() + 1);
+            Some(slot)
+        }
         Err(e) => {
             Counters::add(&shard.counters.errors, 1);
             Counters::add(&shard.counters.busy, 1);
             let reply = e.reply();
             out.push(&error_frame(h.opcode, h.request_id, reply.code, &reply.message));
-            return;
+            None
         }
-    };
-    out.inflight.set(out.inflight.get() + 1);
+    }
+}
+
+/// Queues a task's response and gives back its slot and buffer.
+fn finish(shard: &Shard, out: &Output, frame: Vec<u8>, slot: InflightSlot) {
+    out.push(&frame);
+    shard.buffers.give(frame);
+    drop(slot);
+    out.inflight.set(out.inflight.get() - 1);
+    out.finished.notify(usize::MAX);
+}
+
+/// Admits a request against the connection's and the shard's in-flight limits and runs it in
+/// its own task; refused requests are answered BUSY at once.
+fn start_request(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8]) {
+    let Some(slot) = admit(shard, out, h) else { return };
     let mut owned = shard.buffers.take();
     owned.extend_from_slice(body);
     let shard = shard.clone();
     let out = out.clone();
     glommio::spawn_local(async move {
         let frame = handle_frame(&shard, h, &owned, false).await;
-        out.push(&frame);
-        shard.buffers.give(frame);
         shard.buffers.give(owned);
-        drop(slot);
-        out.inflight.set(out.inflight.get() - 1);
-        out.finished.notify(usize::MAX);
+        finish(&shard, &out, frame, slot);
     })
     .detach();
+}
+
+/// Hands the pending responses to the socket now, from the read loop, unless the writer task
+/// is writing (it then takes them after its batch). Whatever the socket does not take at once
+/// is left to the writer task, which waits for the socket to take more.
+fn flush_now(shard: &Shard, out: &Output, fd: RawFd) {
+    if out.writing.get() || out.killed.get() {
+        return;
+    }
+    let mut pending = out.pending.borrow_mut();
+    if pending.is_empty() {
+        return;
+    }
+    match send_now(fd, &pending) {
+        Ok(n) => {
+            Counters::add(&shard.counters.bytes_out, n as u64);
+            out.unsent.set(out.unsent.get() - n);
+            pending.drain(..n);
+            if n > 0 {
+                out.drained.notify(usize::MAX);
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+        Err(_) => {
+            drop(pending);
+            out.kill();
+            return;
+        }
+    }
+    if pending.is_empty() {
+        if pending.capacity() > WRITE_CHUNK_BYTES {
+            *pending = Vec::new();
+        }
+    } else {
+        drop(pending);
+        out.ready.notify(usize::MAX);
+    }
+}
+
+/// One non-blocking `send` of `bytes`; how many the socket took.
+fn send_now(fd: RawFd, bytes: &[u8]) -> std::io::Result<usize> {
+    let len = bytes.len().min(WRITE_CHUNK_BYTES);
+    // SAFETY: `bytes` is valid for reads of `len` bytes for the duration of the call, and `fd`
+    // is the connection's socket, open for as long as the connection is served.
+    let n = unsafe {
+        libc::send(fd, bytes.as_ptr().cast(), len, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL)
+    };
+    if n < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
 }
 
 async fn write_loop(shard: Rc<Shard>, out: Rc<Output>, mut writer: WriteHalf<TcpStream>) {
@@ -394,6 +528,7 @@ async fn write_loop(shard: Rc<Shard>, out: Rc<Output>, mut writer: WriteHalf<Tcp
             continue;
         }
         std::mem::swap(&mut *out.pending.borrow_mut(), &mut sending);
+        out.writing.set(true);
         // A client must take each chunk within the read timeout, or it is disconnected (also
         // after it stopped sending, when the read side no longer watches it).
         let stall = Duration::from_millis(shard.limits.read_timeout_ms);
@@ -409,6 +544,7 @@ async fn write_loop(shard: Rc<Shard>, out: Rc<Output>, mut writer: WriteHalf<Tcp
                 return;
             }
         }
+        out.writing.set(false);
         Counters::add(&shard.counters.bytes_out, sending.len() as u64);
         out.unsent.set(out.unsent.get() - sending.len());
         out.drained.notify(usize::MAX);

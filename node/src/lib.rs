@@ -17,6 +17,7 @@ pub mod dispatch;
 pub mod error;
 pub mod fanout;
 pub mod forward;
+pub mod inline;
 pub mod listener;
 pub mod lock;
 pub mod mesh;

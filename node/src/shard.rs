@@ -40,6 +40,8 @@ pub struct Shard {
     pub ddl_lock: Semaphore,
     /// Request bodies and response frames, reused.
     pub buffers: BufPool,
+    /// The encoded key of the request the inline path is running (`inline.rs`), reused.
+    pub key_scratch: RefCell<Vec<u8>>,
 }
 
 impl Shard {

@@ -143,19 +143,19 @@ pub fn trim_to_budget(rows: &mut Vec<TableRow>, budget: &mut usize, may_empty: b
 }
 
 /// The non-NULL pairs of a key or row, owned.
-fn present<'a>(fields: FieldList<'a>) -> Vec<(&'a str, Value)> {
+pub(crate) fn present<'a>(fields: FieldList<'a>) -> Vec<(&'a str, Value)> {
     fields.iter().filter_map(|(name, v)| Some((name, v.to_value()?))).collect()
 }
 
 /// A write's fields in the table layer's owned form.
-struct OwnedWrite<'a> {
+pub(crate) struct OwnedWrite<'a> {
     kind: u8,
     key_or_row: Vec<(&'a str, Value)>,
     set: Vec<(&'a str, Option<Value>)>,
 }
 
 impl<'a> OwnedWrite<'a> {
-    fn of(body: &WriteBody<'a>) -> OwnedWrite<'a> {
+    pub(crate) fn of(body: &WriteBody<'a>) -> OwnedWrite<'a> {
         match *body {
             WriteBody::Put { row } => OwnedWrite { kind: 0, key_or_row: present(row), set: vec![] },
             WriteBody::Update { key, set } => {
@@ -167,7 +167,7 @@ impl<'a> OwnedWrite<'a> {
         }
     }
 
-    fn op(&self, o: &WriteOptions) -> WriteOp<'_> {
+    pub(crate) fn op(&self, o: &WriteOptions) -> WriteOp<'_> {
         let mut op = match self.kind {
             0 => WriteOp::put(&self.key_or_row),
             1 => WriteOp::update(&self.key_or_row, &self.set),

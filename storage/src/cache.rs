@@ -55,14 +55,6 @@ impl<const N: usize> SmallBytes<N> {
         }
     }
 
-    /// A `Bytes` of the contents: a copy when inline, a shared handle otherwise.
-    fn to_bytes(&self) -> Bytes {
-        match self {
-            SmallBytes::Inline { .. } => Bytes::copy_from_slice(self.as_slice()),
-            SmallBytes::Heap(b) => b.clone(),
-        }
-    }
-
     fn heap_bytes(&self) -> u64 {
         match self {
             SmallBytes::Inline { .. } => 0,
@@ -110,6 +102,14 @@ struct Entry {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CachedRecord {
     pub value: Bytes,
+    pub version: u64,
+    pub expiry_ms: u64,
+}
+
+/// A cache hit, borrowed from the cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CachedRef<'a> {
+    pub value: &'a [u8],
     pub version: u64,
     pub expiry_ms: u64,
 }
@@ -181,8 +181,17 @@ impl RecordCache {
 
     /// Looks a key up, counting a hit or a miss.
     pub fn get(&self, key: &[u8]) -> Option<CachedRecord> {
-        let found = self.inner.as_ref().and_then(|c| c.get(key)).map(|e| CachedRecord {
-            value: e.value.to_bytes(),
+        self.get_ref(key).map(|e| CachedRecord {
+            value: Bytes::copy_from_slice(e.value),
+            version: e.version,
+            expiry_ms: e.expiry_ms,
+        })
+    }
+
+    /// Looks a key up without copying the value, counting a hit or a miss.
+    pub fn get_ref(&self, key: &[u8]) -> Option<CachedRef<'_>> {
+        let found = self.inner.as_ref().and_then(|c| c.get(key)).map(|e| CachedRef {
+            value: e.value.as_slice(),
             version: e.version,
             expiry_ms: e.expiry_ms,
         });

@@ -21,6 +21,15 @@ use crate::state::{check_key, Shared};
 use crate::store::{Store, Value};
 use crate::{Error, Result};
 
+/// A value borrowed from the store's memory (the record cache or the unflushed log) for the
+/// length of a [`Store::read_now`] callback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ValueView<'a> {
+    pub value: &'a [u8],
+    pub version: u64,
+    pub expiry_ms: u64,
+}
+
 /// Which keys a scan covers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeyRange {
@@ -80,30 +89,22 @@ enum Source<F> {
 impl<D: Disk> Store<D> {
     /// The newest value of `key`, or None if absent, deleted or expired.
     pub async fn get(&self, key: &[u8]) -> Result<Option<Value>> {
-        check_key(key)?;
+        let owned = |v: Option<ValueView<'_>>| {
+            v.map(|v| Value {
+                value: Bytes::copy_from_slice(v.value),
+                version: v.version,
+                expiry_ms: v.expiry_ms,
+            })
+        };
+        if let Some(answer) = self.read_now(key, owned) {
+            return answer;
+        }
         let shared = &self.shared;
         let now = shared.clock.now_ms();
         let (entry, file) = {
-            let mut st = shared.state.borrow_mut();
-            st.counters.gets += 1;
-            // The cache first: every write drops its key's entry, so a hit is current, and it
-            // costs one hash lookup instead of an ordered-index search.
-            if let Some(c) = st.cache.get(key) {
-                let expired = c.expiry_ms != 0 && c.expiry_ms <= now;
-                let value = Value { value: c.value, version: c.version, expiry_ms: c.expiry_ms };
-                return Ok((!expired).then_some(value));
-            }
-            let Some(entry) = st.index.get(key).filter(|e| !e.is_expired(now)) else {
-                return Ok(None);
-            };
-            if let Some(bytes) = st.find_unflushed(entry.location()) {
-                let value = decode_value(bytes, key, &entry)?;
-                return Ok(Some(Value {
-                    value,
-                    version: entry.version(),
-                    expiry_ms: entry.expiry_ms(),
-                }));
-            }
+            let st = shared.state.borrow();
+            // read_now found the key live and on disk, and nothing ran since.
+            let entry = st.index.get(key).filter(|e| !e.is_expired(now)).expect("key is live");
             (entry, st.segments.file(entry.location().segment()))
         };
         let value = read_value(shared, file, key, &entry).await?;
@@ -118,6 +119,41 @@ impl<D: Disk> Store<D> {
             st.cache.insert(key, rec);
         }
         Ok(Some(Value { value, version: entry.version(), expiry_ms: entry.expiry_ms() }))
+    }
+
+    /// Reads `key` without waiting, when its answer is in memory: a record cache hit, a record
+    /// not flushed yet, or a key that is absent, deleted or expired. Calls `f` with the value
+    /// borrowed from memory (None: no live value) and returns its result; returns None, without
+    /// calling `f`, when the value must be read from its segment ([`Store::get`] does that).
+    /// Nothing is copied or allocated. `f` runs while the store's state is borrowed, so it must
+    /// not call back into the store.
+    pub fn read_now<R>(
+        &self,
+        key: &[u8],
+        f: impl FnOnce(Option<ValueView<'_>>) -> R,
+    ) -> Option<Result<R>> {
+        if let Err(e) = check_key(key) {
+            return Some(Err(e));
+        }
+        let shared = &self.shared;
+        let now = shared.clock.now_ms();
+        let mut st = shared.state.borrow_mut();
+        st.counters.gets += 1;
+        let st = &*st;
+        // The cache first: every write drops its key's entry, so a hit is current, and it costs
+        // one hash lookup instead of an ordered-index search.
+        if let Some(c) = st.cache.get_ref(key) {
+            let expired = c.expiry_ms != 0 && c.expiry_ms <= now;
+            let value = ValueView { value: c.value, version: c.version, expiry_ms: c.expiry_ms };
+            return Some(Ok(f((!expired).then_some(value))));
+        }
+        let Some(entry) = st.index.get(key).filter(|e| !e.is_expired(now)) else {
+            return Some(Ok(f(None)));
+        };
+        let bytes = st.find_unflushed(entry.location())?;
+        Some(check_record(bytes, key, &entry).map(|value| {
+            f(Some(ValueView { value, version: entry.version(), expiry_ms: entry.expiry_ms() }))
+        }))
     }
 
     /// One page of rows in key order (or reverse order), skipping expired rows.
@@ -253,8 +289,13 @@ async fn read_value<D: Disk>(
         .inspect_err(|_| shared.state.borrow_mut().counters.corrupt_reads += 1)
 }
 
-/// Verifies a record's checksums and key and returns its value.
+/// Verifies a record's checksums and key and returns a copy of its value.
 fn decode_value(bytes: &[u8], key: &[u8], entry: &IndexEntry) -> Result<Bytes> {
+    check_record(bytes, key, entry).map(Bytes::copy_from_slice)
+}
+
+/// Verifies a record's checksums and key and returns its value.
+fn check_record<'a>(bytes: &'a [u8], key: &[u8], entry: &IndexEntry) -> Result<&'a [u8]> {
     let loc = entry.location();
     let corrupt = |lsn: String, what: String| Error::CorruptRecord {
         segment: loc.segment(),
@@ -263,7 +304,7 @@ fn decode_value(bytes: &[u8], key: &[u8], entry: &IndexEntry) -> Result<Bytes> {
         what,
     };
     match record::decode(bytes) {
-        Ok(r) if r.key == key => Ok(Bytes::copy_from_slice(r.value)),
+        Ok(r) if r.key == key => Ok(r.value),
         Ok(r) => Err(corrupt(r.meta.lsn.to_string(), "record holds a different key".into())),
         Err(e) => Err(corrupt("unknown".into(), format!("{e:?}"))),
     }

@@ -12,7 +12,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::config::StoreConfig;
 use crate::constants::*;
 use crate::disk::Disk;
-use crate::log::group_commit::{self, Durability};
+use crate::log::group_commit::{self, Durability, DurableWait};
 use crate::record::{self, RecordKind};
 use crate::recovery::{self, RecoveryReport};
 use crate::state::{check_key, check_value, Op, Shared, State};
@@ -48,6 +48,14 @@ pub struct WriteReceipt {
 pub enum BatchOp {
     Put { key: Vec<u8>, value: Vec<u8>, version: Option<u64>, expiry_ms: u64 },
     Delete { key: Vec<u8> },
+}
+
+/// A write appended to the log and the index but not yet acknowledged: see [`Store::put_now`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Appended {
+    pub receipt: WriteReceipt,
+    /// What to wait for before acknowledging; None: acknowledge now.
+    pub wait: Option<DurableWait>,
 }
 
 /// A value as a read returns it.
@@ -140,29 +148,61 @@ impl<D: Disk> Store<D> {
 
     /// Inserts or replaces `key`.
     pub async fn put(&self, key: &[u8], value: &[u8], opts: WriteOptions) -> Result<WriteReceipt> {
+        let appended = self.put_now(key, value, opts)?;
+        self.wait_appended(appended.wait).await?;
+        Ok(appended.receipt)
+    }
+
+    /// The synchronous half of [`Store::put`]: appends the record and applies it to the index
+    /// (reads see it at once) without waiting. The write may be acknowledged once
+    /// [`Store::wait`] on `wait` returns, or at once if `wait` is None (a buffered `NoSync`
+    /// write). This is what lets a caller answer a `NoSync` put without a task switch.
+    pub fn put_now(&self, key: &[u8], value: &[u8], opts: WriteOptions) -> Result<Appended> {
         check_key(key)?;
         check_value(value)?;
         let version = opts.version.unwrap_or_else(|| self.shared.clock.now_ms());
         let op = Op { kind: RecordKind::Put, key, value, version, expiry_ms: opts.expiry_ms };
-        let lsn = self.write(&[op], opts.durability).await?;
-        Ok(WriteReceipt { lsn, version })
+        let (lsn, wait) = self.append(&[op], opts.durability)?;
+        Ok(Appended { receipt: WriteReceipt { lsn, version }, wait })
     }
 
     /// Deletes `key` (writes a tombstone even if the key is absent, so the delete is as durable
     /// as asked regardless of earlier unsynced writes). Returns whether the key was present.
     pub async fn delete(&self, key: &[u8], durability: Durability) -> Result<bool> {
-        check_key(key)?;
-        let existed = self
-            .shared
-            .state
-            .borrow()
-            .index
-            .get(key)
-            .is_some_and(|e| !e.is_expired(self.shared.clock.now_ms()));
-        let version = self.shared.clock.now_ms();
-        let op = Op { kind: RecordKind::Delete, key, value: &[], version, expiry_ms: 0 };
-        self.write(&[op], durability).await?;
+        let (existed, wait) = self.delete_now(key, durability)?;
+        self.wait_appended(wait).await?;
         Ok(existed)
+    }
+
+    /// The synchronous half of [`Store::delete`], as [`Store::put_now`] is of a put.
+    pub fn delete_now(
+        &self,
+        key: &[u8],
+        durability: Durability,
+    ) -> Result<(bool, Option<DurableWait>)> {
+        check_key(key)?;
+        let now = self.shared.clock.now_ms();
+        let existed = self.shared.state.borrow().index.get(key).is_some_and(|e| !e.is_expired(now));
+        let op = Op { kind: RecordKind::Delete, key, value: &[], version: now, expiry_ms: 0 };
+        let (_, wait) = self.append(&[op], durability)?;
+        Ok((existed, wait))
+    }
+
+    /// Waits until an appended write is as durable as it asked (see [`Store::put_now`]).
+    pub async fn wait(&self, wait: DurableWait) -> Result<()> {
+        group_commit::wait_for(&self.shared, wait.seq, wait.synced).await?;
+        self.wake_maintenance_if_due();
+        Ok(())
+    }
+
+    async fn wait_appended(&self, wait: Option<DurableWait>) -> Result<()> {
+        match wait {
+            Some(w) => self.wait(w).await,
+            None => {
+                self.wake_maintenance_if_due();
+                Ok(())
+            }
+        }
     }
 
     /// Applies `ops` atomically: after any crash, recovery sees all of them or none.
@@ -173,13 +213,15 @@ impl<D: Disk> Store<D> {
     ) -> Result<WriteReceipt> {
         let now = self.shared.clock.now_ms();
         let ops = validate_batch(ops, now)?;
-        let lsn = self.write(&ops, durability).await?;
+        let (lsn, wait) = self.append(&ops, durability)?;
+        self.wait_appended(wait).await?;
         Ok(WriteReceipt { lsn, version: now })
     }
 
-    async fn write(&self, ops: &[Op<'_>], durability: Durability) -> Result<u64> {
-        let lsn = self.write_if(ops, durability, |_| true).await?;
-        Ok(lsn.expect("an unconditional write always applies"))
+    /// Appends `ops` unconditionally; returns the first LSN and what is left to wait for.
+    fn append(&self, ops: &[Op<'_>], durability: Durability) -> Result<(u64, Option<DurableWait>)> {
+        let (lsn, seq) = self.append_if(ops, |_| true)?.expect("an unconditional write applies");
+        Ok((lsn, group_commit::request_durable(&self.shared, seq, durability)))
     }
 
     /// Appends `ops` if `check` passes on the state of this moment (checked and appended in one
@@ -191,19 +233,27 @@ impl<D: Disk> Store<D> {
         durability: Durability,
         check: impl FnOnce(&State<D>) -> bool,
     ) -> Result<Option<u64>> {
-        let (lsn, seq) = {
-            let mut st = self.shared.state.borrow_mut();
-            st.check_writable()?;
-            if !check(&st) {
-                return Ok(None);
-            }
-            let (lsn, seq) = st.append_ops(ops)?;
-            count_write(&mut st.counters, ops);
-            (lsn, seq)
-        };
+        let Some((lsn, seq)) = self.append_if(ops, check)? else { return Ok(None) };
         group_commit::wait_durable(&self.shared, seq, durability).await?;
         self.wake_maintenance_if_due();
         Ok(Some(lsn))
+    }
+
+    /// The synchronous step of [`Store::write_if`]: (first LSN, append sequence of the last
+    /// record), or None if `check` failed.
+    fn append_if(
+        &self,
+        ops: &[Op<'_>],
+        check: impl FnOnce(&State<D>) -> bool,
+    ) -> Result<Option<(u64, u64)>> {
+        let mut st = self.shared.state.borrow_mut();
+        st.check_writable()?;
+        if !check(&st) {
+            return Ok(None);
+        }
+        let (lsn, seq) = st.append_ops(ops)?;
+        count_write(&mut st.counters, ops);
+        Ok(Some((lsn, seq)))
     }
 
     pub(crate) fn wake_maintenance_if_due(&self) {

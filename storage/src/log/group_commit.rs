@@ -34,37 +34,59 @@ pub enum Durability {
     NoSync,
 }
 
+/// What a writer still waits for after its records were appended: the append sequence number to
+/// reach, and whether it must be synced (else written). Made by [`request_durable`], awaited by
+/// [`wait_for`]. A request path that cannot wait in place (the node's inline path) keeps it and
+/// awaits it elsewhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DurableWait {
+    pub(crate) seq: u64,
+    pub(crate) synced: bool,
+}
+
+/// Tells the flusher that the record with append sequence `seq` must become as durable as
+/// `durability` asks. None when the writer need not wait: a `NoSync` record, acknowledged once
+/// buffered (unless the write buffer is full, when it waits for the write like `WriteNoSync`).
+pub(crate) fn request_durable<D: Disk>(
+    shared: &Shared<D>,
+    seq: u64,
+    durability: Durability,
+) -> Option<DurableWait> {
+    let mut st = shared.state.borrow_mut();
+    match durability {
+        Durability::Sync => st.sync_wanted_seq = st.sync_wanted_seq.max(seq),
+        Durability::WriteNoSync => st.write_wanted_seq = st.write_wanted_seq.max(seq),
+        Durability::NoSync if st.log.pending_bytes() >= WRITE_BUFFER_BYTES_MAX => {
+            // Backpressure: the buffer is full, so this writer waits for the write like a
+            // WriteNoSync one instead of letting memory grow.
+            st.write_wanted_seq = st.write_wanted_seq.max(seq);
+        }
+        Durability::NoSync => {
+            // Wake the flusher only for the first record of a flush, so it can arm its
+            // interval timer; a wake-up per write would cost more than the write.
+            if !st.flusher_armed {
+                st.flusher_armed = true;
+                drop(st);
+                shared.flush_wanted.notify(1);
+            }
+            return None;
+        }
+    }
+    drop(st);
+    shared.flush_wanted.notify(1);
+    Some(DurableWait { seq, synced: durability == Durability::Sync })
+}
+
 /// Waits until the record with append sequence `seq` is as durable as `durability` asks.
 pub(crate) async fn wait_durable<D: Disk>(
     shared: &Shared<D>,
     seq: u64,
     durability: Durability,
 ) -> Result<()> {
-    let need_sync = {
-        let mut st = shared.state.borrow_mut();
-        match durability {
-            Durability::Sync => st.sync_wanted_seq = st.sync_wanted_seq.max(seq),
-            Durability::WriteNoSync => st.write_wanted_seq = st.write_wanted_seq.max(seq),
-            Durability::NoSync if st.log.pending_bytes() >= WRITE_BUFFER_BYTES_MAX => {
-                // Backpressure: the buffer is full, so this writer waits for the write like a
-                // WriteNoSync one instead of letting memory grow.
-                st.write_wanted_seq = st.write_wanted_seq.max(seq);
-            }
-            Durability::NoSync => {
-                // Wake the flusher only for the first record of a flush, so it can arm its
-                // interval timer; a wake-up per write would cost more than the write.
-                if !st.flusher_armed {
-                    st.flusher_armed = true;
-                    drop(st);
-                    shared.flush_wanted.notify(1);
-                }
-                return Ok(());
-            }
-        }
-        durability == Durability::Sync
-    };
-    shared.flush_wanted.notify(1);
-    wait_for(shared, seq, need_sync).await
+    match request_durable(shared, seq, durability) {
+        None => Ok(()),
+        Some(w) => wait_for(shared, w.seq, w.synced).await,
+    }
 }
 
 /// Waits until `seq` is written (or synced, if `synced`), or the store is poisoned.

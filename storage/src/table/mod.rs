@@ -36,9 +36,9 @@ pub use catalog::{
 pub use error::{NameRole, TableError, TableResult};
 pub use key::{
     decode_primary_key, encode_partial_key, encode_partial_key_named, encode_primary_key,
-    encode_primary_key_named, encode_primary_key_refs, encode_shard_key, key_range,
-    partial_key_values, prefix_successor, primary_key_values, shard_key_prefix_len, table_prefix,
-    FieldRange, KeyByteRange, RangeBound,
+    encode_primary_key_into, encode_primary_key_named, encode_primary_key_refs, encode_shard_key,
+    key_range, partial_key_values, prefix_successor, primary_key_values, shard_key_prefix_len,
+    table_prefix, FieldRange, KeyByteRange, RangeBound,
 };
 pub use name::{Name, NameProblem};
 pub use op_error::{OpError, OpResult};
@@ -54,11 +54,12 @@ pub use request::{
 };
 pub use row::{
     decode_row, decode_row_into, encode_row, encode_row_fields, merge_row, non_key_fields,
-    split_row, DecodedRow, FieldRef,
+    split_row, visit_row, DecodedRow, FieldRef,
 };
 pub use schema::{
     Field, FieldRole, KeyField, TableId, TableOptions, TableSchema, TableSchemaBuilder,
 };
+pub use stored_row::{for_each_version, StoredVersion};
 pub use table_store::{TableStore, WRITE_ATTEMPTS_MAX};
 pub use types::FieldType;
-pub use value::Value;
+pub use value::{Value, ValueRef};

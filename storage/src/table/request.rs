@@ -34,6 +34,17 @@ pub enum VersionSelect {
     Range { from: u64, to: u64, max: u32 },
 }
 
+impl VersionSelect {
+    /// The versions `[from, to)` this selection accepts and the most it returns.
+    pub fn bounds(self) -> ((u64, u64), usize) {
+        match self {
+            VersionSelect::Newest => ((0, u64::MAX), 1),
+            VersionSelect::Latest(n) => ((0, u64::MAX), n as usize),
+            VersionSelect::Range { from, to, max } => ((from, to), max as usize),
+        }
+    }
+}
+
 /// The condition of a write, checked against the row's newest unexpired version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Condition {

@@ -15,7 +15,7 @@
 use super::error::{describe_enum_values, TableError, TableResult};
 use super::limits::PRIMARY_KEY_FIELDS_MAX;
 use super::schema::{Field, FieldRole, TableSchema};
-use super::value::Value;
+use super::value::{Value, ValueRef};
 use super::FieldType;
 
 /// A decoded row value: the schema version that wrote it, and one entry per non-key field of the
@@ -185,11 +185,35 @@ pub fn decode_row_into(
     })
 }
 
+/// Decodes a stored row value without copying it: `sink` gets each non-key field by field
+/// index, in field order, borrowed from `bytes` (or, for ENUM, from the schema), NULL where
+/// the row has no value. This is how a read answers from the record cache without allocating.
+pub fn visit_row<'a>(
+    schema: &'a TableSchema,
+    bytes: &'a [u8],
+    mut sink: impl FnMut(usize, ValueRef<'a>),
+) -> TableResult<u32> {
+    decode_refs(schema, bytes, |index, value| sink(index, value.unwrap_or(ValueRef::Null))).map_err(
+        |c| TableError::CorruptRow { table: table(schema), offset: c.offset, what: c.what },
+    )
+}
+
 /// Decodes a row value, handing each non-key field (by field index, in slot order) to `sink`.
 fn decode_with(
     schema: &TableSchema,
     bytes: &[u8],
     mut sink: impl FnMut(usize, Option<Value>),
+) -> Result<u32, Corrupt> {
+    decode_refs(schema, bytes, |index, value| {
+        sink(index, value.map(|v| v.to_value().expect("a stored field is never NULL")))
+    })
+}
+
+/// [`decode_with`] of borrowed values.
+fn decode_refs<'a>(
+    schema: &'a TableSchema,
+    bytes: &'a [u8],
+    mut sink: impl FnMut(usize, Option<ValueRef<'a>>),
 ) -> Result<u32, Corrupt> {
     let mut r = Reader { bytes, pos: 0 };
     let version = r.varint("row value: truncated schema version")?;
@@ -204,7 +228,7 @@ fn decode_with(
     check_spare_bits(bitmap, count).map_err(|()| r.corrupt("row value: spare bitmap bits"))?;
     for (slot, &index) in slots.iter().enumerate() {
         let present = slot < count && bitmap[slot / 8] & (1 << (slot % 8)) != 0;
-        let value = if present { Some(r.value(schema.fields()[index].ty())?) } else { None };
+        let value = if present { Some(r.value_ref(schema.fields()[index].ty())?) } else { None };
         sink(index, value);
     }
     if r.pos != bytes.len() {
@@ -368,17 +392,21 @@ impl<'a> Reader<'a> {
         self.take(len, "row value: length runs past the end")
     }
 
-    fn value(&mut self, ty: &FieldType) -> Result<Value, Corrupt> {
+    /// A field value borrowed from the bytes (and, for ENUM, from the schema's symbols).
+    fn value_ref<'s>(&mut self, ty: &'s FieldType) -> Result<ValueRef<'s>, Corrupt>
+    where
+        'a: 's,
+    {
         Ok(match ty {
-            FieldType::Integer => Value::Integer(i32::from_le_bytes(self.array()?)),
-            FieldType::Long => Value::Long(i64::from_le_bytes(self.array()?)),
-            FieldType::Timestamp => Value::Timestamp(i64::from_le_bytes(self.array()?)),
-            FieldType::Float => Value::Float(f32::from_le_bytes(self.array()?)),
-            FieldType::Double => Value::Double(f64::from_le_bytes(self.array()?)),
-            FieldType::Boolean => Value::Boolean(self.boolean()?),
-            FieldType::String => Value::String(self.string()?),
-            FieldType::Binary => Value::Binary(self.bytes()?.to_vec()),
-            FieldType::Enum(values) => Value::Enum(self.symbol(values)?),
+            FieldType::Integer => ValueRef::Integer(i32::from_le_bytes(self.array()?)),
+            FieldType::Long => ValueRef::Long(i64::from_le_bytes(self.array()?)),
+            FieldType::Timestamp => ValueRef::Timestamp(i64::from_le_bytes(self.array()?)),
+            FieldType::Float => ValueRef::Float(f32::from_le_bytes(self.array()?)),
+            FieldType::Double => ValueRef::Double(f64::from_le_bytes(self.array()?)),
+            FieldType::Boolean => ValueRef::Boolean(self.boolean()?),
+            FieldType::String => ValueRef::String(self.string()?),
+            FieldType::Binary => ValueRef::Binary(self.bytes()?),
+            FieldType::Enum(values) => ValueRef::Enum(self.symbol(values)?),
         })
     }
 
@@ -390,16 +418,15 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn string(&mut self) -> Result<String, Corrupt> {
+    fn string(&mut self) -> Result<&'a str, Corrupt> {
         let bytes = self.bytes()?;
-        let text = std::str::from_utf8(bytes).map_err(|_| self.corrupt("row value: bad UTF-8"))?;
-        Ok(text.to_owned())
+        std::str::from_utf8(bytes).map_err(|_| self.corrupt("row value: bad UTF-8"))
     }
 
-    fn symbol(&mut self, values: &[String]) -> Result<String, Corrupt> {
+    fn symbol<'s>(&mut self, values: &'s [String]) -> Result<&'s str, Corrupt> {
         let index = usize::from(u16::from_le_bytes(self.array()?));
         let symbol = values.get(index).ok_or_else(|| self.corrupt("row value: ENUM index"))?;
-        Ok(symbol.clone())
+        Ok(symbol)
     }
 }
 

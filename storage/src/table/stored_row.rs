@@ -130,6 +130,29 @@ impl<'a> StoredRow<&'a [u8]> {
 type Corrupt = (usize, &'static str);
 
 fn decode(bytes: &[u8]) -> Result<StoredRow<&[u8]>, Corrupt> {
+    let mut versions = Vec::with_capacity(1);
+    let token = decode_with(bytes, |v| versions.push(v))?;
+    Ok(StoredRow { token, versions })
+}
+
+/// Decodes a stored row value without allocating: checks it whole and hands each version,
+/// newest first, to `sink`; returns the row token. Errors as [`StoredRow::decode`].
+pub fn for_each_version<'a>(
+    schema: &TableSchema,
+    bytes: &'a [u8],
+    sink: impl FnMut(StoredVersion<&'a [u8]>),
+) -> TableResult<u64> {
+    decode_with(bytes, sink).map_err(|(offset, what)| TableError::CorruptRow {
+        table: schema.name().to_string(),
+        offset,
+        what,
+    })
+}
+
+fn decode_with<'a>(
+    bytes: &'a [u8],
+    mut sink: impl FnMut(StoredVersion<&'a [u8]>),
+) -> Result<u64, Corrupt> {
     let mut r = Reader { bytes, pos: 0 };
     let [format] = r.array::<1>("stored row: empty")?;
     if format != STORED_ROW_FORMAT {
@@ -140,22 +163,23 @@ fn decode(bytes: &[u8]) -> Result<StoredRow<&[u8]>, Corrupt> {
     if count == 0 || u32::from(count) > MAX_VERSIONS_MAX {
         return Err((9, "stored row: version count is 0 or over MAX_VERSIONS_MAX"));
     }
-    let mut versions: Vec<StoredVersion<&[u8]>> = Vec::with_capacity(usize::from(count));
+    let mut previous = None;
     for _ in 0..count {
         let at = r.pos;
         let version = u64::from_le_bytes(r.array("stored row: truncated version")?);
         let expiry_ms = u64::from_le_bytes(r.array("stored row: truncated expiry")?);
         let len = u32::from_le_bytes(r.array("stored row: truncated length")?) as usize;
         let row = r.take(len, "stored row: version longer than the value")?;
-        if versions.last().is_some_and(|prev| prev.version <= version) {
+        if previous.is_some_and(|prev| prev <= version) {
             return Err((at, "stored row: versions not strictly decreasing"));
         }
-        versions.push(StoredVersion { version, expiry_ms, row });
+        previous = Some(version);
+        sink(StoredVersion { version, expiry_ms, row });
     }
     if r.pos != bytes.len() {
         return Err((r.pos, "stored row: bytes after the last version"));
     }
-    Ok(StoredRow { token, versions })
+    Ok(token)
 }
 
 /// A cursor over untrusted bytes: every read checks the bytes left first.

@@ -19,7 +19,7 @@ use crate::config::StoreConfig;
 use crate::constants::BATCH_OPS_MAX;
 use crate::ddl;
 use crate::disk::Disk;
-use crate::log::group_commit::Durability;
+use crate::log::group_commit::{Durability, DurableWait};
 use crate::read::ScanRequest;
 use crate::store::{Store, WriteOptions};
 use crate::table::catalog::{Catalog, CatalogTable, Outcome};
@@ -148,9 +148,32 @@ impl<D: Disk> TableStore<D> {
         check_select(schema, select)?;
         let key_values = primary_key_values(schema, key)?;
         let key = encode_primary_key_refs(schema, &key_values)?;
-        let Some(value) = self.store.get(&key).await? else { return Ok(None) };
-        let stored = StoredRow::decode(schema, &value.value)?;
-        Ok(table_row(schema, &key, Some(&key_values), &stored, select, self.store.now_ms())?)
+        let now = self.store.now_ms();
+        let row = |value: Option<&[u8]>| -> OpResult<Option<TableRow>> {
+            let Some(value) = value else { return Ok(None) };
+            let stored = StoredRow::decode(schema, value)?;
+            Ok(table_row(schema, &key, Some(&key_values), &stored, select, now)?)
+        };
+        if let Some(answer) = self.store.read_now(&key, |v| row(v.map(|v| v.value))) {
+            return answer?;
+        }
+        let value = self.store.get(&key).await?;
+        row(value.as_ref().map(|v| &v.value[..]))
+    }
+
+    /// The stored row under encoded key `key` (see `stored_row.rs`), borrowed from memory for
+    /// the length of `f`, when it can be had without waiting: Some(f(row)) on a record cache hit,
+    /// a row not flushed yet, or no live row (`f(None)`); None, without calling `f`, when it
+    /// must be read from disk. Nothing is copied: the node's inline path encodes the response
+    /// straight from these bytes (`visit_row`, `for_each_version`). `f` must not call back into
+    /// the store.
+    pub fn read_stored_now<R>(
+        &self,
+        key: &[u8],
+        f: impl FnOnce(Option<&[u8]>) -> R,
+    ) -> Option<OpResult<R>> {
+        let answer = self.store.read_now(key, |v| f(v.map(|v| v.value)))?;
+        Some(answer.map_err(Into::into))
     }
 
     /// Inserts or replaces a row (see [`WriteOp::put`] for conditions, version and TTL).
@@ -192,18 +215,47 @@ impl<D: Disk> TableStore<D> {
         op: &WriteOp<'_>,
         durability: Durability,
     ) -> OpResult<WriteOutcome> {
+        if let Some(done) = self.write_now(table, op, durability) {
+            let (outcome, wait) = done?;
+            if let Some(wait) = wait {
+                self.store.wait(wait).await?;
+            }
+            return Ok(outcome);
+        }
         let t = self.table(table)?;
         let now = self.store.now_ms();
         let p = prepare(&t, op, now)?;
-        if !p.needs_read(t.schema()) {
-            return self.write_blind(&t, p, now, durability).await;
-        }
         match self.read_modify_write(&t, std::slice::from_ref(&p), false, durability).await? {
             ExecuteOutcome::Done(mut outcomes) => Ok(outcomes.pop().expect("one outcome per op")),
             ExecuteOutcome::Aborted { outcome, .. } => Ok(outcome),
         }
     }
 
+    /// The part of [`TableStore::write`] that needs no waiting: a write that needs no read (a
+    /// single-version put, an unconditional delete) is checked, appended and applied here, and
+    /// the outcome returned with what is left to wait for before acknowledging it (None: a
+    /// buffered `NoSync` write, acknowledged at once). Errors are returned at once too. None,
+    /// with nothing done, for a write that must read the row first (run [`TableStore::write`]).
+    pub fn write_now(
+        &self,
+        table: &str,
+        op: &WriteOp<'_>,
+        durability: Durability,
+    ) -> Option<OpResult<(WriteOutcome, Option<DurableWait>)>> {
+        let t = match self.table(table) {
+            Ok(t) => t,
+            Err(e) => return Some(Err(e.into())),
+        };
+        if write_plan::needs_read(op, t.schema()) {
+            return None;
+        }
+        let now = self.store.now_ms();
+        Some(
+            prepare(&t, op, now)
+                .map_err(Into::into)
+                .and_then(|p| self.write_blind(&t, p, now, durability)),
+        )
+    }
     /// Applies writes that share one shard key atomically (all or nothing). With
     /// `abort_on_failure`, a failed condition writes nothing; without it, the writes whose
     /// condition holds are applied together and the others report their failure.
@@ -220,17 +272,18 @@ impl<D: Disk> TableStore<D> {
         self.read_modify_write(&t, &prepared, options.abort_on_failure, options.durability).await
     }
 
-    /// A write that needs no read: a single-version put or an unconditional delete.
-    async fn write_blind(
+    /// A write that needs no read (a single-version put or an unconditional delete), appended
+    /// but not waited for.
+    fn write_blind(
         &self,
         t: &CatalogTable,
         p: Prepared<'_>,
         now: u64,
         durability: Durability,
-    ) -> OpResult<WriteOutcome> {
+    ) -> OpResult<(WriteOutcome, Option<DurableWait>)> {
         if let WriteKind::Delete { .. } = p.op.kind {
-            let existed = self.store.delete(&p.key, durability).await?;
-            return Ok(WriteOutcome::Deleted { existed });
+            let (existed, wait) = self.store.delete_now(&p.key, durability)?;
+            return Ok((WriteOutcome::Deleted { existed }, wait));
         }
         let row = p.put_row.expect("prepare encodes a put's row");
         let new = crate::table::stored_row::StoredVersion {
@@ -245,8 +298,8 @@ impl<D: Disk> TableStore<D> {
             version: Some(p.version),
             expiry_ms: stored.record_expiry_ms(),
         };
-        self.store.put(&p.key, &stored.encode(), opts).await?;
-        Ok(WriteOutcome::Written { token, version: p.version })
+        let appended = self.store.put_now(&p.key, &stored.encode(), opts)?;
+        Ok((WriteOutcome::Written { token, version: p.version }, appended.wait))
     }
 
     /// Reads every row of `prepared`, plans each write, and writes them as one batch if no row

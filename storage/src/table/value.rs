@@ -21,6 +21,75 @@ pub enum Value {
     Timestamp(i64),
 }
 
+/// A field value borrowed from a request or a stored row, or NULL (absent). The protocol
+/// (`ringstore-net`) sends and receives values in this form, so a request's values reach the key
+/// encoder, and a stored row's values reach the response, without being copied.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ValueRef<'a> {
+    Null,
+    Integer(i32),
+    Long(i64),
+    Float(f32),
+    Double(f64),
+    String(&'a str),
+    Binary(&'a [u8]),
+    Boolean(bool),
+    /// The symbol.
+    Enum(&'a str),
+    /// Milliseconds since the Unix epoch.
+    Timestamp(i64),
+}
+
+impl ValueRef<'_> {
+    /// The owned value; None for NULL.
+    pub fn to_value(&self) -> Option<Value> {
+        Some(match *self {
+            ValueRef::Null => return None,
+            ValueRef::Integer(x) => Value::Integer(x),
+            ValueRef::Long(x) => Value::Long(x),
+            ValueRef::Float(x) => Value::Float(x),
+            ValueRef::Double(x) => Value::Double(x),
+            ValueRef::String(s) => Value::String(s.to_owned()),
+            ValueRef::Binary(b) => Value::Binary(b.to_vec()),
+            ValueRef::Boolean(b) => Value::Boolean(b),
+            ValueRef::Enum(s) => Value::Enum(s.to_owned()),
+            ValueRef::Timestamp(x) => Value::Timestamp(x),
+        })
+    }
+
+    /// The DDL name of the value's type (`NULL` for an absent value).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ValueRef::Null => "NULL",
+            ValueRef::Integer(_) => "INTEGER",
+            ValueRef::Long(_) => "LONG",
+            ValueRef::Float(_) => "FLOAT",
+            ValueRef::Double(_) => "DOUBLE",
+            ValueRef::String(_) => "STRING",
+            ValueRef::Binary(_) => "BINARY",
+            ValueRef::Boolean(_) => "BOOLEAN",
+            ValueRef::Enum(_) => "ENUM",
+            ValueRef::Timestamp(_) => "TIMESTAMP",
+        }
+    }
+}
+
+impl<'a> From<&'a Value> for ValueRef<'a> {
+    fn from(v: &'a Value) -> ValueRef<'a> {
+        match v {
+            Value::Integer(x) => ValueRef::Integer(*x),
+            Value::Long(x) => ValueRef::Long(*x),
+            Value::Float(x) => ValueRef::Float(*x),
+            Value::Double(x) => ValueRef::Double(*x),
+            Value::String(s) => ValueRef::String(s),
+            Value::Binary(b) => ValueRef::Binary(b),
+            Value::Boolean(b) => ValueRef::Boolean(*b),
+            Value::Enum(s) => ValueRef::Enum(s),
+            Value::Timestamp(x) => ValueRef::Timestamp(*x),
+        }
+    }
+}
+
 impl Value {
     /// The DDL name of the value's type, for example `STRING`.
     pub fn type_name(&self) -> &'static str {

@@ -37,18 +37,18 @@ pub(crate) struct Prepared<'a> {
 }
 
 impl Prepared<'_> {
-    /// Whether the write needs the current row: a condition, an update (merges with it), or a
-    /// put into a multi-version table (keeps its older versions).
-    pub fn needs_read(&self, schema: &TableSchema) -> bool {
-        self.op.condition != Condition::Always
-            || matches!(self.op.kind, WriteKind::Update { .. })
-            || (matches!(self.op.kind, WriteKind::Put { .. }) && schema.options().max_versions > 1)
-    }
-
     /// Length of the shard key prefix of the key (for execute's one-shard-key rule).
     pub fn shard_key_len(&self, schema: &TableSchema) -> TableResult<usize> {
         shard_key_prefix_len(schema, &self.key)
     }
+}
+
+/// Whether a write needs the current row: a condition, an update (merges with it), or a put into
+/// a multi-version table (keeps its older versions).
+pub(crate) fn needs_read(op: &WriteOp<'_>, schema: &TableSchema) -> bool {
+    op.condition != Condition::Always
+        || matches!(op.kind, WriteKind::Update { .. })
+        || (matches!(op.kind, WriteKind::Put { .. }) && schema.options().max_versions > 1)
 }
 
 /// What to do with one write, given the current row.
@@ -218,11 +218,7 @@ pub(crate) fn table_row(
     select: VersionSelect,
     now_ms: u64,
 ) -> TableResult<Option<TableRow>> {
-    let (range, max) = match select {
-        VersionSelect::Newest => ((0, u64::MAX), 1),
-        VersionSelect::Latest(n) => ((0, u64::MAX), n as usize),
-        VersionSelect::Range { from, to, max } => ((from, to), max as usize),
-    };
+    let (range, max) = select.bounds();
     let picked = stored
         .versions
         .iter()

@@ -10,7 +10,7 @@ use super::super::error::{describe_enum_values, TableError, TableResult};
 use super::super::limits::KEY_FIELD_BYTES_MAX;
 use super::super::schema::{Field, TableSchema};
 use super::super::types::FieldType;
-use super::super::value::Value;
+use super::super::value::{Value, ValueRef};
 use super::escape::{escape_into, unescape};
 
 /// Where and why a stored key failed to decode.
@@ -24,14 +24,14 @@ const SIGN_32: u32 = 1 << 31;
 const SIGN_64: u64 = 1 << 63;
 
 /// Appends the encoding of `value` as primary key field `position` of `schema`.
-pub(super) fn encode_key_value(
+pub(super) fn encode_key_value<'v>(
     out: &mut Vec<u8>,
     schema: &TableSchema,
     position: usize,
-    value: &Value,
+    value: impl Into<ValueRef<'v>>,
 ) -> TableResult<()> {
     let start = out.len();
-    encode_asc(out, schema, schema.key_field(position), value)?;
+    encode_asc(out, schema, schema.key_field(position), value.into())?;
     if schema.primary_key()[position].desc {
         out[start..].iter_mut().for_each(|b| *b = !*b);
     }
@@ -42,24 +42,26 @@ fn encode_asc(
     out: &mut Vec<u8>,
     schema: &TableSchema,
     field: &Field,
-    value: &Value,
+    value: ValueRef<'_>,
 ) -> TableResult<()> {
     match (field.ty(), value) {
-        (FieldType::Integer, Value::Integer(v)) => out.extend((*v as u32 ^ SIGN_32).to_be_bytes()),
-        (FieldType::Long, Value::Long(v)) | (FieldType::Timestamp, Value::Timestamp(v)) => {
-            out.extend((*v as u64 ^ SIGN_64).to_be_bytes())
+        (FieldType::Integer, ValueRef::Integer(v)) => {
+            out.extend((v as u32 ^ SIGN_32).to_be_bytes())
         }
-        (FieldType::Float, Value::Float(v)) => {
-            out.extend(f32_key(not_nan(schema, field, *v, v.is_nan())?).to_be_bytes())
+        (FieldType::Long, ValueRef::Long(v)) | (FieldType::Timestamp, ValueRef::Timestamp(v)) => {
+            out.extend((v as u64 ^ SIGN_64).to_be_bytes())
         }
-        (FieldType::Double, Value::Double(v)) => {
-            out.extend(f64_key(not_nan(schema, field, *v, v.is_nan())?).to_be_bytes())
+        (FieldType::Float, ValueRef::Float(v)) => {
+            out.extend(f32_key(not_nan(schema, field, v, v.is_nan())?).to_be_bytes())
         }
-        (FieldType::String, Value::String(v)) => {
+        (FieldType::Double, ValueRef::Double(v)) => {
+            out.extend(f64_key(not_nan(schema, field, v, v.is_nan())?).to_be_bytes())
+        }
+        (FieldType::String, ValueRef::String(v)) => {
             escape_into(out, sized(schema, field, v.as_bytes())?)
         }
-        (FieldType::Binary, Value::Binary(v)) => escape_into(out, sized(schema, field, v)?),
-        (FieldType::Enum(values), Value::Enum(symbol)) => {
+        (FieldType::Binary, ValueRef::Binary(v)) => escape_into(out, sized(schema, field, v)?),
+        (FieldType::Enum(values), ValueRef::Enum(symbol)) => {
             out.extend(enum_index(schema, field, values, symbol)?.to_be_bytes())
         }
         (ty, value) => return Err(mismatch(schema, field, ty, value)),
@@ -100,7 +102,12 @@ fn enum_index(
     }
 }
 
-fn mismatch(schema: &TableSchema, field: &Field, ty: &FieldType, value: &Value) -> TableError {
+fn mismatch(
+    schema: &TableSchema,
+    field: &Field,
+    ty: &FieldType,
+    value: ValueRef<'_>,
+) -> TableError {
     TableError::TypeMismatch {
         table: table(schema),
         field: field.name().to_string(),

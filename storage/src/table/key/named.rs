@@ -6,7 +6,9 @@ use super::super::error::{TableError, TableResult};
 use super::super::limits::PRIMARY_KEY_FIELDS_MAX;
 use super::super::schema::TableSchema;
 use super::super::value::Value;
-use super::encode_values;
+use super::super::value::ValueRef;
+use super::field::encode_key_value;
+use super::{check_len, encode_values, table_prefix};
 
 /// Encodes a full primary key given by field name; every key field must be present.
 pub fn encode_primary_key_named(
@@ -22,7 +24,7 @@ pub fn primary_key_values<'v>(
     schema: &TableSchema,
     pairs: &'v [(&str, Value)],
 ) -> TableResult<Vec<&'v Value>> {
-    let slots = slots(schema, pairs)?;
+    let slots = slots(schema, pairs.iter().map(|(n, v)| (*n, v)))?;
     let fields = schema.primary_key().len();
     if let Some(missing) = (0..fields).find(|&p| slots[p].is_none()) {
         let (table, field) = (table(schema), schema.key_field(missing).name().to_string());
@@ -46,7 +48,7 @@ pub fn partial_key_values<'v>(
     schema: &TableSchema,
     pairs: &'v [(&str, Value)],
 ) -> TableResult<Vec<&'v Value>> {
-    let slots = slots(schema, pairs)?;
+    let slots = slots(schema, pairs.iter().map(|(n, v)| (*n, v)))?;
     let given = slots.iter().take_while(|s| s.is_some()).count();
     if let Some(skipped_to) = (given..schema.primary_key().len()).find(|&p| slots[p].is_some()) {
         return Err(TableError::PartialKeyNotPrefix {
@@ -58,11 +60,35 @@ pub fn partial_key_values<'v>(
     Ok(in_order(&slots[..given]).collect())
 }
 
-/// The given values by key position.
-fn slots<'a>(
+/// Encodes a full primary key given by field name, with borrowed values, into `out` (cleared
+/// first; a buffer reused across requests makes this allocation-free). NULL values count as
+/// absent. Returns the values by key position (every key field is Some).
+pub fn encode_primary_key_into<'n, 'v>(
     schema: &TableSchema,
-    pairs: &'a [(&str, Value)],
-) -> TableResult<[Option<&'a Value>; PRIMARY_KEY_FIELDS_MAX]> {
+    pairs: impl IntoIterator<Item = (&'n str, ValueRef<'v>)>,
+    out: &mut Vec<u8>,
+) -> TableResult<[Option<ValueRef<'v>>; PRIMARY_KEY_FIELDS_MAX]> {
+    let present = pairs.into_iter().filter(|(_, v)| *v != ValueRef::Null);
+    let slots = slots(schema, present)?;
+    let fields = schema.primary_key().len();
+    if let Some(missing) = (0..fields).find(|&p| slots[p].is_none()) {
+        let (table, field) = (table(schema), schema.key_field(missing).name().to_string());
+        return Err(TableError::MissingKeyField { table, field });
+    }
+    out.clear();
+    out.extend_from_slice(&table_prefix(schema.id()));
+    for (position, value) in slots[..fields].iter().flatten().enumerate() {
+        encode_key_value(out, schema, position, *value)?;
+    }
+    check_len(schema, out)?;
+    Ok(slots)
+}
+
+/// The given values by key position.
+fn slots<'n, V: Copy>(
+    schema: &TableSchema,
+    pairs: impl IntoIterator<Item = (&'n str, V)>,
+) -> TableResult<[Option<V>; PRIMARY_KEY_FIELDS_MAX]> {
     let mut slots = [None; PRIMARY_KEY_FIELDS_MAX];
     for (name, value) in pairs {
         let position = position(schema, name)?;

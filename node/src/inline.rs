@@ -1,0 +1,161 @@
+//! The inline path: requests that can be answered without waiting run in the connection's read
+//! loop, as Redis, Garnet and Seastar run theirs, and their responses go into the connection's
+//! output buffer, which the read loop hands to the socket once per read batch.
+//!
+//! What runs inline (everything else gets a task of its own, `dispatch.rs`):
+//! - a Get on this shard whose row is in memory: a record cache hit, a row not flushed yet, or a
+//!   row that does not exist (`TableStore::get_now`);
+//! - a Put or Delete on this shard that needs no read (single-version table, no condition):
+//!   checked, appended to the log and applied to the index here (`TableStore::write_now`). A
+//!   `NoSync` write is then answered at once; a `Sync` or `WriteNoSync` write leaves its
+//!   encoded response and the group commit sequence it waits for, and a small task sends the
+//!   response once the flusher reports it durable (`connection.rs`).
+//!
+//! No task is spawned, no future allocated and no response copied for an inline request: the
+//! response is encoded straight into the output buffer.
+
+use std::rc::Rc;
+
+use ringstore_net::frame::HEADER_BYTES;
+use ringstore_net::request::{durability_of, Request};
+use ringstore_net::{response, FieldList, Header, Writer};
+use ringstore_storage::table::{encode_primary_key_into, VersionSelect};
+use ringstore_storage::DurableWait;
+use zerocopy::IntoBytes;
+
+use crate::dispatch::response_header;
+use crate::error::RequestError;
+use crate::router::{route, Route};
+use crate::shard::{Counters, Shard};
+use crate::table_ops::OwnedWrite;
+
+/// What the inline path did with a request.
+#[derive(Debug)]
+pub enum Inline {
+    /// Answered: the response frame is at the end of the output buffer.
+    Answered,
+    /// Written and applied; the response frame (in a pooled buffer) may be sent once the write
+    /// is as durable as it asked.
+    Durable { wait: DurableWait, frame: Vec<u8> },
+    /// Not run: it must wait (a disk read, a read-modify-write, another shard) or is not a
+    /// hot-path request. Nothing was done; run it in a task.
+    Spawn,
+}
+
+/// Runs `body` inline if it can complete without waiting, appending its response frame to `out`.
+pub fn run(shard: &Rc<Shard>, h: Header, body: &[u8], out: &mut Vec<u8>) -> Inline {
+    // Anything malformed goes the general way, which reports it.
+    let Ok(durability) = durability_of(h.flags) else { return Inline::Spawn };
+    let Ok(req) = Request::decode(h.opcode, body) else { return Inline::Spawn };
+    if !matches!(req, Request::Get { .. } | Request::Write { .. }) {
+        return Inline::Spawn;
+    }
+    if route(shard, &req, false) != Route::Local {
+        return Inline::Spawn;
+    }
+    match req {
+        Request::Get { table, key, versions } => get(shard, h, table, key, versions, out),
+        Request::Write { table, body, options } => {
+            let owned = OwnedWrite::of(&body);
+            let op = owned.op(&options);
+            let Some(done) = shard.tables.write_now(table, &op, durability) else {
+                return Inline::Spawn;
+            };
+            shard.counters.count_op(h.opcode);
+            let (outcome, wait) = match done {
+                Ok(done) => done,
+                Err(e) => {
+                    encode_frame(shard, h, out, |_| Err(e.into()));
+                    return Inline::Answered;
+                }
+            };
+            let t = match shard.tables.table(table) {
+                Ok(t) => t,
+                Err(e) => unreachable!("write_now found the table a moment ago: {e}"),
+            };
+            let encode = |w: &mut Writer| {
+                response::encode_write(w, t.schema(), &outcome);
+                Ok(())
+            };
+            match wait {
+                None => {
+                    encode_frame(shard, h, out, encode);
+                    Inline::Answered
+                }
+                Some(wait) => {
+                    let mut frame = shard.buffers.take();
+                    encode_frame(shard, h, &mut frame, encode);
+                    Inline::Durable { wait, frame }
+                }
+            }
+        }
+        _ => Inline::Spawn,
+    }
+}
+
+/// A Get whose row is in memory, encoded from the stored bytes with no row built
+/// (`response::encode_get_stored`): the request's key values are encoded into the shard's
+/// scratch key, and the row is borrowed from the record cache or the unflushed log.
+fn get(
+    shard: &Shard,
+    h: Header,
+    table: &str,
+    key: FieldList<'_>,
+    versions: VersionSelect,
+    out: &mut Vec<u8>,
+) -> Inline {
+    let Ok(t) = shard.tables.table(table) else { return Inline::Spawn };
+    let schema = t.schema();
+    let ((from, to), max) = versions.bounds();
+    if max == 0 || from >= to {
+        return Inline::Spawn;
+    }
+    let mut key_buf = shard.key_scratch.borrow_mut();
+    let Ok(key_values) = encode_primary_key_into(schema, key.iter(), &mut key_buf) else {
+        return Inline::Spawn;
+    };
+    let now = shard.tables.store().now_ms();
+    let answered = shard.tables.read_stored_now(&key_buf, |stored| {
+        encode_frame(shard, h, out, |w| {
+            response::encode_get_stored(w, schema, &key_buf, &key_values, stored, versions, now)
+                .map_err(RequestError::from)
+        })
+    });
+    match answered {
+        None => Inline::Spawn,
+        Some(result) => {
+            shard.counters.count_op(h.opcode);
+            if let Err(e) = result {
+                encode_frame(shard, h, out, |_| Err(e.into()));
+            }
+            Inline::Answered
+        }
+    }
+}
+
+/// Appends a whole response frame to `out`: the body `encode` writes, or, if it fails, the
+/// error (whatever it wrote is dropped).
+pub fn encode_frame(
+    shard: &Shard,
+    h: Header,
+    out: &mut Vec<u8>,
+    encode: impl FnOnce(&mut Writer) -> Result<(), RequestError>,
+) {
+    let start = out.len();
+    out.resize(start + HEADER_BYTES, 0);
+    let mut w = Writer { buf: std::mem::take(out) };
+    let status = match encode(&mut w) {
+        Ok(()) => 0,
+        Err(e) => {
+            Counters::add(&shard.counters.errors, 1);
+            let reply = e.reply();
+            w.buf.truncate(start + HEADER_BYTES);
+            w.buf.extend_from_slice(reply.message.as_bytes());
+            reply.code
+        }
+    };
+    *out = w.buf;
+    let body_len = (out.len() - start - HEADER_BYTES) as u32;
+    let header = response_header(h.opcode, h.request_id, body_len, status);
+    out[start..start + HEADER_BYTES].copy_from_slice(header.as_bytes());
+}
