@@ -19,7 +19,7 @@ use std::rc::Rc;
 use ringstore_net::frame::HEADER_BYTES;
 use ringstore_net::request::{durability_of, Request};
 use ringstore_net::{response, FieldList, Header, Writer};
-use ringstore_storage::table::{encode_primary_key_into, VersionSelect};
+use ringstore_storage::table::{encode_primary_key_into, partition_of, VersionSelect};
 use ringstore_storage::DurableWait;
 use zerocopy::IntoBytes;
 
@@ -47,14 +47,9 @@ pub fn run(shard: &Rc<Shard>, h: Header, body: &[u8], out: &mut Vec<u8>) -> Inli
     // Anything malformed goes the general way, which reports it.
     let Ok(durability) = durability_of(h.flags) else { return Inline::Spawn };
     let Ok(req) = Request::decode(h.opcode, body) else { return Inline::Spawn };
-    if !matches!(req, Request::Get { .. } | Request::Write { .. }) {
-        return Inline::Spawn;
-    }
-    if route(shard, &req, false) != Route::Local {
-        return Inline::Spawn;
-    }
     match req {
         Request::Get { table, key, versions } => get(shard, h, table, key, versions, out),
+        Request::Write { .. } if route(shard, &req, false) != Route::Local => Inline::Spawn,
         Request::Write { table, body, options } => {
             let owned = OwnedWrite::of(&body);
             let op = owned.op(&options);
@@ -111,9 +106,15 @@ fn get(
         return Inline::Spawn;
     }
     let mut key_buf = shard.key_scratch.borrow_mut();
-    let Ok(key_values) = encode_primary_key_into(schema, key.iter(), &mut key_buf) else {
+    let Ok((key_values, shard_key_len)) = encode_primary_key_into(schema, key.iter(), &mut key_buf)
+    else {
         return Inline::Spawn;
     };
+    // Routed by the encoded shard key, a prefix of the stored key (router.rs gives the same
+    // partition from the field values).
+    if shard.owner(partition_of(&key_buf[..shard_key_len], shard.partitions())) != shard.id {
+        return Inline::Spawn;
+    }
     let now = shard.tables.store().now_ms();
     let answered = shard.tables.read_stored_now(&key_buf, |stored| {
         encode_frame(shard, h, out, |w| {

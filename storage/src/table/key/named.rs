@@ -62,12 +62,13 @@ pub fn partial_key_values<'v>(
 
 /// Encodes a full primary key given by field name, with borrowed values, into `out` (cleared
 /// first; a buffer reused across requests makes this allocation-free). NULL values count as
-/// absent. Returns the values by key position (every key field is Some).
+/// absent. Returns the values by key position (every key field is Some) and the length of the
+/// encoded shard key, the prefix of `out` that the partition hash hashes.
 pub fn encode_primary_key_into<'n, 'v>(
     schema: &TableSchema,
     pairs: impl IntoIterator<Item = (&'n str, ValueRef<'v>)>,
     out: &mut Vec<u8>,
-) -> TableResult<[Option<ValueRef<'v>>; PRIMARY_KEY_FIELDS_MAX]> {
+) -> TableResult<([Option<ValueRef<'v>>; PRIMARY_KEY_FIELDS_MAX], usize)> {
     let present = pairs.into_iter().filter(|(_, v)| *v != ValueRef::Null);
     let slots = slots(schema, present)?;
     let fields = schema.primary_key().len();
@@ -77,11 +78,15 @@ pub fn encode_primary_key_into<'n, 'v>(
     }
     out.clear();
     out.extend_from_slice(&table_prefix(schema.id()));
+    let mut shard_key_len = out.len();
     for (position, value) in slots[..fields].iter().flatten().enumerate() {
         encode_key_value(out, schema, position, *value)?;
+        if position + 1 == schema.shard_key_len() {
+            shard_key_len = out.len();
+        }
     }
     check_len(schema, out)?;
-    Ok(slots)
+    Ok((slots, shard_key_len))
 }
 
 /// The given values by key position.

@@ -1,0 +1,211 @@
+//! Proves that a Get served from the record cache allocates nothing per request in steady state.
+//!
+//! How: this test binary's global allocator counts every allocation made on the thread whose
+//! counting flag is set. One shard is built as the daemon builds it (store, catalog, partition
+//! map) on a glommio executor; a table gets rows, each row is read once through the inline path
+//! (which fills the record cache and the pooled buffers), and then the same Gets run again
+//! through `inline::run`, exactly as the connection's read loop calls it, with counting on. The
+//! count must be zero: no task, no owned row, no key or response buffer per request. Each answer
+//! is checked to be a row, so the test cannot pass by answering something else.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::rc::Rc;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+use glommio::{LocalExecutorBuilder, Placement};
+use ringstore_net::frame::HEADER_BYTES;
+use ringstore_net::request::{durability_flags, Request, WriteBody, WriteOptions};
+use ringstore_net::{FieldsBuf, Header, Opcode, ValueRef, Writer};
+use ringstore_node::buffers::BufPool;
+use ringstore_node::config::Limits;
+use ringstore_node::inline::{self, Inline};
+use ringstore_node::mesh::Peers;
+use ringstore_node::shard::{Counters, Shard};
+use ringstore_node::shutdown::Shutdown;
+use ringstore_storage::disk::dma::DmaDisk;
+use ringstore_storage::table::{PartitionCount, PartitionMap, TableStore, VersionSelect};
+use ringstore_storage::{Durability, StoreConfig, SystemClock};
+
+struct Counting;
+
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn note_allocation() {
+    // `try_with`: the allocator also runs while thread-locals are being torn down.
+    let _ = COUNTING.try_with(|on| {
+        if on.get() {
+            let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+        }
+    });
+}
+
+// SAFETY: every call is passed straight to the system allocator; counting only reads and writes
+// thread-locals, which never allocate.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        // SAFETY: the caller's contract is passed on unchanged.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract is passed on unchanged.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        // SAFETY: the caller's contract is passed on unchanged.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note_allocation();
+        // SAFETY: the caller's contract is passed on unchanged.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Allocations `f` makes on this thread.
+fn allocations_of(f: impl FnOnce()) -> u64 {
+    ALLOCATIONS.with(|n| n.set(0));
+    COUNTING.with(|on| on.set(true));
+    f();
+    COUNTING.with(|on| on.set(false));
+    ALLOCATIONS.with(|n| n.get())
+}
+
+const ROWS: u64 = 200;
+const ROUNDS: u64 = 5;
+
+async fn shard(dir: &std::path::Path) -> Rc<Shard> {
+    let config = StoreConfig::default();
+    let tables = TableStore::open(DmaDisk, dir, config, Rc::new(SystemClock)).await.expect("open");
+    let count = PartitionCount::new(64).expect("partition count");
+    let map = PartitionMap::load_or_create(tables.store().disk(), dir, count, 1)
+        .await
+        .expect("partition map");
+    let topology = ringstore_net::Topology {
+        shard: 0,
+        shared_port: 0,
+        shard_ports: vec![0],
+        partition_owners: vec![0; 64],
+    };
+    Rc::new(Shard {
+        id: 0,
+        tables,
+        map,
+        topology,
+        limits: Limits::default(),
+        peers: Peers::connect(vec![None], 16).await,
+        counters: Counters::default(),
+        inflight: Default::default(),
+        connections: Default::default(),
+        connection_closed: event_listener::Event::new(),
+        node_connections: Arc::new(AtomicUsize::new(0)),
+        shutdown: Shutdown::new(1),
+        ddl_lock: glommio::sync::Semaphore::new(1),
+        buffers: BufPool::default(),
+        key_scratch: Default::default(),
+    })
+}
+
+/// A request frame's header and body.
+fn frame(opcode: Opcode, id: u64, req: &Request<'_>, durability: Durability) -> (Header, Vec<u8>) {
+    let mut w = Writer::default();
+    req.encode(&mut w);
+    let flags = durability_flags(durability);
+    let h = Header { opcode, flags, request_id: id, body_len: w.buf.len() as u32, status: 0 };
+    (h, w.buf)
+}
+
+fn key_of(i: u64) -> String {
+    format!("key-{i:012}")
+}
+
+#[test]
+fn cache_hit_gets_do_not_allocate() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().to_path_buf();
+    let ex = LocalExecutorBuilder::new(Placement::Unbound)
+        .io_memory(512 * 1024)
+        .spawn(move || async move {
+            let shard = shard(&path).await;
+            let ddl = "CREATE TABLE bench (k STRING, n LONG, v BINARY, PRIMARY KEY (k))";
+            shard.tables.ddl(ddl).await.expect("create table");
+            let value = vec![7u8; 100];
+            for i in 0..ROWS {
+                let key = key_of(i);
+                let row = FieldsBuf::of([
+                    ("k", ValueRef::String(&key)),
+                    ("n", ValueRef::Long(i as i64)),
+                    ("v", ValueRef::Binary(&value)),
+                ]);
+                let put = Request::Write {
+                    table: "bench",
+                    body: WriteBody::Put { row: row.list() },
+                    options: WriteOptions::default(),
+                };
+                let (h, body) = frame(Opcode::Put, i, &put, Durability::NoSync);
+                let mut out = Vec::new();
+                assert!(matches!(inline::run(&shard, h, &body, &mut out), Inline::Answered));
+            }
+            // Flushed, so the first Get of each row reads it from disk and caches it.
+            shard.tables.store().sync().await.expect("sync");
+            let keys: Vec<FieldsBuf> =
+                (0..ROWS).map(|i| FieldsBuf::of([("k", ValueRef::String(&key_of(i)))])).collect();
+            let gets: Vec<(Header, Vec<u8>)> = keys
+                .iter()
+                .enumerate()
+                .map(|(i, key)| {
+                    let get = Request::Get {
+                        table: "bench",
+                        key: key.list(),
+                        versions: VersionSelect::Newest,
+                    };
+                    frame(Opcode::Get, i as u64, &get, Durability::Sync)
+                })
+                .collect();
+            for i in 0..ROWS {
+                let key = [("k", key_of(i).as_str().into())];
+                let row = shard.tables.get("bench", &key, VersionSelect::Newest).await;
+                assert!(row.expect("get").is_some(), "row {i} exists");
+            }
+            // Warm-up through the inline path: the output buffer reaches its size.
+            let mut out = Vec::with_capacity(64 * 1024);
+            for (h, body) in &gets {
+                assert!(matches!(inline::run(&shard, *h, body, &mut out), Inline::Answered));
+            }
+            let answered = out.len();
+            let hits_before = shard.tables.store().stats().cache.hits;
+            let mut rounds_ok = true;
+            let allocations = allocations_of(|| {
+                for _ in 0..ROUNDS {
+                    out.clear();
+                    for (h, body) in &gets {
+                        rounds_ok &=
+                            matches!(inline::run(&shard, *h, body, &mut out), Inline::Answered);
+                    }
+                }
+            });
+            assert!(rounds_ok, "every Get was answered inline");
+            assert_eq!(out.len(), answered, "the same responses as the warm-up round");
+            let hits = shard.tables.store().stats().cache.hits - hits_before;
+            assert_eq!(hits, ROWS * ROUNDS, "every measured Get was a record cache hit");
+            // Each response holds the row (status 0, "row present" after the columns).
+            let status = u16::from_le_bytes([out[20], out[21]]);
+            assert_eq!(status, 0, "a successful response");
+            assert!(out.len() as u64 > ROWS * (HEADER_BYTES as u64 + 100), "responses carry rows");
+            assert_eq!(allocations, 0, "{} Gets answered from the cache allocated", ROWS * ROUNDS);
+        })
+        .expect("executor");
+    ex.join().expect("executor thread");
+}
