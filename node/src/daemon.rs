@@ -311,7 +311,7 @@ async fn serve_shard(start: ShardStart) -> Result<(), String> {
         shutdown: shutdown.clone(),
         ddl_lock: Semaphore::new(1),
         buffers: BufPool::default(),
-        key_scratch: Default::default(),
+        scratch: Default::default(),
     });
     let mut peer_tasks = Vec::new();
     for rx in receivers {

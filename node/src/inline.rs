@@ -5,21 +5,30 @@
 //! What runs inline (everything else gets a task of its own, `dispatch.rs`):
 //! - a Get on this shard whose row is in memory: a record cache hit, a row not flushed yet, or a
 //!   row that does not exist (`TableStore::get_now`);
-//! - a Put or Delete on this shard that needs no read (single-version table, no condition):
-//!   checked, appended to the log and applied to the index here (`TableStore::write_now`). A
-//!   `NoSync` write is then answered at once; a `Sync` or `WriteNoSync` write leaves its
-//!   encoded response and the group commit sequence it waits for, and a small task sends the
-//!   response once the flusher reports it durable (`connection.rs`).
+//! - a Put on this shard that needs no read (single-version table, no condition): checked,
+//!   encoded into the shard's reused key and row buffers, appended to the log and applied to the
+//!   index here, from the request's borrowed fields (`TableStore::put_now`);
+//! - a Delete (or a Put the allocation-free path declines, such as a very wide row) that needs
+//!   no read: the same through the table layer's owned values (`TableStore::write_now`).
+//!
+//! A `NoSync` write is then answered at once; a `Sync` or `WriteNoSync` write leaves its encoded
+//! response and the group commit sequence it waits for, and a small task sends the response once
+//! the flusher reports it durable (`connection.rs`).
 //!
 //! No task is spawned, no future allocated and no response copied for an inline request: the
-//! response is encoded straight into the output buffer.
+//! response is encoded straight into the output buffer. A cache-hit Get and a `NoSync` Put
+//! allocate nothing at all (`node/tests/alloc_hot_path.rs`).
 
 use std::rc::Rc;
 
 use ringstore_net::frame::HEADER_BYTES;
-use ringstore_net::request::{durability_of, Request};
+use ringstore_net::request::{durability_of, Request, WriteBody, WriteOptions};
 use ringstore_net::{response, FieldList, Header, Writer};
-use ringstore_storage::table::{encode_primary_key_into, partition_of, VersionSelect};
+use ringstore_storage::table::{
+    encode_primary_key_into, partition_of, OpResult, PutOptions, TableSchema, VersionSelect,
+    WriteOutcome,
+};
+use ringstore_storage::Durability;
 use ringstore_storage::DurableWait;
 use zerocopy::IntoBytes;
 
@@ -49,6 +58,9 @@ pub fn run(shard: &Rc<Shard>, h: Header, body: &[u8], out: &mut Vec<u8>) -> Inli
     let Ok(req) = Request::decode(h.opcode, body) else { return Inline::Spawn };
     match req {
         Request::Get { table, key, versions } => get(shard, h, table, key, versions, out),
+        Request::Write { table, body: WriteBody::Put { row }, options } => {
+            put(shard, h, table, row, &options, durability, out)
+        }
         Request::Write { .. } if route(shard, &req, false) != Route::Local => Inline::Spawn,
         Request::Write { table, body, options } => {
             let owned = OwnedWrite::of(&body);
@@ -57,34 +69,73 @@ pub fn run(shard: &Rc<Shard>, h: Header, body: &[u8], out: &mut Vec<u8>) -> Inli
                 return Inline::Spawn;
             };
             shard.counters.count_op(h.opcode);
-            let (outcome, wait) = match done {
-                Ok(done) => done,
-                Err(e) => {
-                    encode_frame(shard, h, out, |_| Err(e.into()));
-                    return Inline::Answered;
-                }
+            let Ok(t) = shard.tables.table(table) else {
+                unreachable!("write_now found the table a moment ago");
             };
-            let t = match shard.tables.table(table) {
-                Ok(t) => t,
-                Err(e) => unreachable!("write_now found the table a moment ago: {e}"),
-            };
-            let encode = |w: &mut Writer| {
-                response::encode_write(w, t.schema(), &outcome);
-                Ok(())
-            };
-            match wait {
-                None => {
-                    encode_frame(shard, h, out, encode);
-                    Inline::Answered
-                }
-                Some(wait) => {
-                    let mut frame = shard.buffers.take();
-                    encode_frame(shard, h, &mut frame, encode);
-                    Inline::Durable { wait, frame }
-                }
-            }
+            respond_written(shard, h, t.schema(), done, out)
         }
         _ => Inline::Spawn,
+    }
+}
+
+/// A single-version, unconditional Put, checked, encoded and appended without allocating
+/// (`TableStore::put_now`); anything else, or a row another shard owns, takes a task.
+fn put(
+    shard: &Shard,
+    h: Header,
+    table: &str,
+    row: FieldList<'_>,
+    options: &WriteOptions,
+    durability: Durability,
+    out: &mut Vec<u8>,
+) -> Inline {
+    let Ok(t) = shard.tables.table(table) else { return Inline::Spawn };
+    let options = PutOptions {
+        condition: options.condition,
+        version: options.version,
+        ttl_seconds: options.ttl_seconds,
+    };
+    let owns =
+        |shard_key: &[u8]| shard.owner(partition_of(shard_key, shard.partitions())) == shard.id;
+    let mut scratch = shard.scratch.borrow_mut();
+    let Some(done) = shard.tables.put_now(&t, row.iter(), options, durability, &mut scratch, owns)
+    else {
+        return Inline::Spawn;
+    };
+    shard.counters.count_op(h.opcode);
+    respond_written(shard, h, t.schema(), done, out)
+}
+
+/// The response of an inline write: at once, or (for a write that waits for durability) in a
+/// pooled buffer to send once it is durable.
+fn respond_written(
+    shard: &Shard,
+    h: Header,
+    schema: &TableSchema,
+    done: OpResult<(WriteOutcome, Option<DurableWait>)>,
+    out: &mut Vec<u8>,
+) -> Inline {
+    let (outcome, wait) = match done {
+        Ok(done) => done,
+        Err(e) => {
+            encode_frame(shard, h, out, |_| Err(e.into()));
+            return Inline::Answered;
+        }
+    };
+    let encode = |w: &mut Writer| {
+        response::encode_write(w, schema, &outcome);
+        Ok(())
+    };
+    match wait {
+        None => {
+            encode_frame(shard, h, out, encode);
+            Inline::Answered
+        }
+        Some(wait) => {
+            let mut frame = shard.buffers.take();
+            encode_frame(shard, h, &mut frame, encode);
+            Inline::Durable { wait, frame }
+        }
     }
 }
 
@@ -105,8 +156,9 @@ fn get(
     if max == 0 || from >= to {
         return Inline::Spawn;
     }
-    let mut key_buf = shard.key_scratch.borrow_mut();
-    let Ok((key_values, shard_key_len)) = encode_primary_key_into(schema, key.iter(), &mut key_buf)
+    let mut scratch = shard.scratch.borrow_mut();
+    let key_buf = &mut scratch.key;
+    let Ok((key_values, shard_key_len)) = encode_primary_key_into(schema, key.iter(), key_buf)
     else {
         return Inline::Spawn;
     };
@@ -116,9 +168,9 @@ fn get(
         return Inline::Spawn;
     }
     let now = shard.tables.store().now_ms();
-    let answered = shard.tables.read_stored_now(&key_buf, |stored| {
+    let answered = shard.tables.read_stored_now(key_buf, |stored| {
         encode_frame(shard, h, out, |w| {
-            response::encode_get_stored(w, schema, &key_buf, &key_values, stored, versions, now)
+            response::encode_get_stored(w, schema, key_buf, &key_values, stored, versions, now)
                 .map_err(RequestError::from)
         })
     });

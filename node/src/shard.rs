@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use glommio::sync::Semaphore;
 use ringstore_net::{Opcode, ShardStats, Topology};
-use ringstore_storage::table::{PartitionCount, PartitionMap, TableStore};
+use ringstore_storage::table::{PartitionCount, PartitionMap, PutScratch, TableStore};
 
 use crate::buffers::BufPool;
 use crate::config::Limits;
@@ -40,8 +40,9 @@ pub struct Shard {
     pub ddl_lock: Semaphore,
     /// Request bodies and response frames, reused.
     pub buffers: BufPool,
-    /// The encoded key of the request the inline path is running (`inline.rs`), reused.
-    pub key_scratch: RefCell<Vec<u8>>,
+    /// The encoded key and row of the request the inline path is running (`inline.rs`),
+    /// reused from one request to the next.
+    pub scratch: RefCell<PutScratch>,
 }
 
 impl Shard {

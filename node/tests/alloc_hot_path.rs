@@ -1,12 +1,14 @@
-//! Proves that a Get served from the record cache allocates nothing per request in steady state.
+//! Proves that the hot path allocates nothing per request in steady state: a Get served from
+//! the record cache, and a NoSync Put (an overwrite: a new key grows the index, by design).
 //!
 //! How: this test binary's global allocator counts every allocation made on the thread whose
 //! counting flag is set. One shard is built as the daemon builds it (store, catalog, partition
-//! map) on a glommio executor; a table gets rows, each row is read once through the inline path
-//! (which fills the record cache and the pooled buffers), and then the same Gets run again
-//! through `inline::run`, exactly as the connection's read loop calls it, with counting on. The
-//! count must be zero: no task, no owned row, no key or response buffer per request. Each answer
-//! is checked to be a row, so the test cannot pass by answering something else.
+//! map) on a glommio executor, with a table of rows. After a warm-up (which fills the record
+//! cache, sizes the output buffer and lets the log's chunk buffer be recycled by a flush), the
+//! requests run through `inline::run`, exactly as the connection's read loop calls it, with
+//! counting on. The count must be zero: no task, no owned row or value, no key, row or response
+//! buffer per request. The answers and the store's counters are checked, so the test cannot pass
+//! by doing something else.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -114,7 +116,7 @@ async fn shard(dir: &std::path::Path) -> Rc<Shard> {
         shutdown: Shutdown::new(1),
         ddl_lock: glommio::sync::Semaphore::new(1),
         buffers: BufPool::default(),
-        key_scratch: Default::default(),
+        scratch: Default::default(),
     })
 }
 
@@ -131,8 +133,30 @@ fn key_of(i: u64) -> String {
     format!("key-{i:012}")
 }
 
-#[test]
-fn cache_hit_gets_do_not_allocate() {
+/// A Put of row `i` with a 100-byte value.
+fn put_frame(i: u64, durability: Durability) -> (Header, Vec<u8>) {
+    let key = key_of(i);
+    let value = [7u8; 100];
+    let row = FieldsBuf::of([
+        ("k", ValueRef::String(&key)),
+        ("n", ValueRef::Long(i as i64)),
+        ("v", ValueRef::Binary(&value)),
+    ]);
+    let put = Request::Write {
+        table: "bench",
+        body: WriteBody::Put { row: row.list() },
+        options: WriteOptions::default(),
+    };
+    frame(Opcode::Put, i, &put, durability)
+}
+
+/// Runs `test` on a shard (on its own executor thread) whose table `bench` has `ROWS` rows,
+/// written through the inline path and flushed.
+fn on_shard<F, Fut>(test: F)
+where
+    F: FnOnce(Rc<Shard>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().to_path_buf();
     let ex = LocalExecutorBuilder::new(Placement::Unbound)
@@ -141,71 +165,98 @@ fn cache_hit_gets_do_not_allocate() {
             let shard = shard(&path).await;
             let ddl = "CREATE TABLE bench (k STRING, n LONG, v BINARY, PRIMARY KEY (k))";
             shard.tables.ddl(ddl).await.expect("create table");
-            let value = vec![7u8; 100];
             for i in 0..ROWS {
-                let key = key_of(i);
-                let row = FieldsBuf::of([
-                    ("k", ValueRef::String(&key)),
-                    ("n", ValueRef::Long(i as i64)),
-                    ("v", ValueRef::Binary(&value)),
-                ]);
-                let put = Request::Write {
-                    table: "bench",
-                    body: WriteBody::Put { row: row.list() },
-                    options: WriteOptions::default(),
-                };
-                let (h, body) = frame(Opcode::Put, i, &put, Durability::NoSync);
+                let (h, body) = put_frame(i, Durability::NoSync);
                 let mut out = Vec::new();
                 assert!(matches!(inline::run(&shard, h, &body, &mut out), Inline::Answered));
             }
-            // Flushed, so the first Get of each row reads it from disk and caches it.
             shard.tables.store().sync().await.expect("sync");
-            let keys: Vec<FieldsBuf> =
-                (0..ROWS).map(|i| FieldsBuf::of([("k", ValueRef::String(&key_of(i)))])).collect();
-            let gets: Vec<(Header, Vec<u8>)> = keys
-                .iter()
-                .enumerate()
-                .map(|(i, key)| {
-                    let get = Request::Get {
-                        table: "bench",
-                        key: key.list(),
-                        versions: VersionSelect::Newest,
-                    };
-                    frame(Opcode::Get, i as u64, &get, Durability::Sync)
-                })
-                .collect();
-            for i in 0..ROWS {
-                let key = [("k", key_of(i).as_str().into())];
-                let row = shard.tables.get("bench", &key, VersionSelect::Newest).await;
-                assert!(row.expect("get").is_some(), "row {i} exists");
-            }
-            // Warm-up through the inline path: the output buffer reaches its size.
-            let mut out = Vec::with_capacity(64 * 1024);
-            for (h, body) in &gets {
-                assert!(matches!(inline::run(&shard, *h, body, &mut out), Inline::Answered));
-            }
-            let answered = out.len();
-            let hits_before = shard.tables.store().stats().cache.hits;
-            let mut rounds_ok = true;
-            let allocations = allocations_of(|| {
-                for _ in 0..ROUNDS {
-                    out.clear();
-                    for (h, body) in &gets {
-                        rounds_ok &=
-                            matches!(inline::run(&shard, *h, body, &mut out), Inline::Answered);
-                    }
-                }
-            });
-            assert!(rounds_ok, "every Get was answered inline");
-            assert_eq!(out.len(), answered, "the same responses as the warm-up round");
-            let hits = shard.tables.store().stats().cache.hits - hits_before;
-            assert_eq!(hits, ROWS * ROUNDS, "every measured Get was a record cache hit");
-            // Each response holds the row (status 0, "row present" after the columns).
-            let status = u16::from_le_bytes([out[20], out[21]]);
-            assert_eq!(status, 0, "a successful response");
-            assert!(out.len() as u64 > ROWS * (HEADER_BYTES as u64 + 100), "responses carry rows");
-            assert_eq!(allocations, 0, "{} Gets answered from the cache allocated", ROWS * ROUNDS);
+            test(shard).await;
         })
         .expect("executor");
     ex.join().expect("executor thread");
+}
+
+#[test]
+fn nosync_puts_do_not_allocate() {
+    on_shard(|shard| async move {
+        // Every measured put overwrites a row. The warm-up writes as many bytes as the measured
+        // puts, then a flush hands the log's chunk buffer back for reuse.
+        let puts: Vec<(Header, Vec<u8>)> =
+            (0..ROWS * ROUNDS).map(|i| put_frame(i % ROWS, Durability::NoSync)).collect();
+        let mut out = Vec::with_capacity(64 * 1024);
+        for (h, body) in &puts {
+            assert!(matches!(inline::run(&shard, *h, body, &mut out), Inline::Answered));
+        }
+        shard.tables.store().sync().await.expect("sync");
+        let keys_before = shard.tables.store().stats().keys;
+        let puts_before = shard.tables.store().stats().counters.puts;
+        let mut all_inline = true;
+        let allocations = allocations_of(|| {
+            out.clear();
+            for (h, body) in &puts {
+                let ran = inline::run(&shard, *h, body, &mut out);
+                all_inline &= matches!(ran, Inline::Answered);
+            }
+        });
+        assert!(all_inline, "every NoSync Put was answered inline");
+        let stats = shard.tables.store().stats();
+        assert_eq!(stats.counters.puts - puts_before, ROWS * ROUNDS, "every Put was written");
+        assert_eq!(stats.keys, keys_before, "they overwrote the rows");
+        let status = u16::from_le_bytes([out[20], out[21]]);
+        assert_eq!(status, 0, "a successful response");
+        assert_eq!(allocations, 0, "{} NoSync Puts allocated", ROWS * ROUNDS);
+    });
+}
+
+#[test]
+fn cache_hit_gets_do_not_allocate() {
+    on_shard(|shard| async move {
+        let keys: Vec<FieldsBuf> =
+            (0..ROWS).map(|i| FieldsBuf::of([("k", ValueRef::String(&key_of(i)))])).collect();
+        let gets: Vec<(Header, Vec<u8>)> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, key)| {
+                let get = Request::Get {
+                    table: "bench",
+                    key: key.list(),
+                    versions: VersionSelect::Newest,
+                };
+                frame(Opcode::Get, i as u64, &get, Durability::Sync)
+            })
+            .collect();
+        // The rows were flushed, so these Gets read them from disk and cache them.
+        for i in 0..ROWS {
+            let key = [("k", key_of(i).as_str().into())];
+            let row = shard.tables.get("bench", &key, VersionSelect::Newest).await;
+            assert!(row.expect("get").is_some(), "row {i} exists");
+        }
+        // Warm-up through the inline path: the output buffer reaches its size.
+        let mut out = Vec::with_capacity(64 * 1024);
+        for (h, body) in &gets {
+            assert!(matches!(inline::run(&shard, *h, body, &mut out), Inline::Answered));
+        }
+        let answered = out.len();
+        let hits_before = shard.tables.store().stats().cache.hits;
+        let mut all_inline = true;
+        let allocations = allocations_of(|| {
+            for _ in 0..ROUNDS {
+                out.clear();
+                for (h, body) in &gets {
+                    let ran = inline::run(&shard, *h, body, &mut out);
+                    all_inline &= matches!(ran, Inline::Answered);
+                }
+            }
+        });
+        assert!(all_inline, "every Get was answered inline");
+        assert_eq!(out.len(), answered, "the same responses as the warm-up round");
+        let hits = shard.tables.store().stats().cache.hits - hits_before;
+        assert_eq!(hits, ROWS * ROUNDS, "every measured Get was a record cache hit");
+        // Each response holds the row (status 0, and longer than the 100-byte value).
+        let status = u16::from_le_bytes([out[20], out[21]]);
+        assert_eq!(status, 0, "a successful response");
+        assert!(out.len() as u64 > ROWS * (HEADER_BYTES as u64 + 100), "responses carry rows");
+        assert_eq!(allocations, 0, "{} Gets answered from the cache allocated", ROWS * ROUNDS);
+    });
 }

@@ -196,7 +196,10 @@ async fn run_job<D: Disk>(shared: &Shared<D>, job: &Job) -> Result<()> {
     {
         // The bytes are in the files now; reads go there, and WriteNoSync writers may go.
         let mut st = shared.state.borrow_mut();
-        st.inflight.clear();
+        let st = &mut *st;
+        for chunk in st.inflight.drain(..) {
+            st.log.recycle(chunk.bytes);
+        }
         st.written_seq = job.upto_seq;
         st.counters.flushes += 1;
         st.counters.flushed_records += job.records;

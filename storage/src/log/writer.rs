@@ -56,7 +56,17 @@ pub struct LogWriter {
     /// Append sequence number of the last appended record.
     appended_seq: u64,
     pending_bytes: usize,
+    /// Buffers of flushed chunks, kept for the next chunks so that appends in steady state do
+    /// not allocate (at most [`SPARE_CHUNK_BUFFERS_MAX`], each at most
+    /// [`SPARE_CHUNK_BUFFER_BYTES_MAX`]).
+    spare: Vec<Vec<u8>>,
 }
+
+/// Most flushed chunk buffers kept for reuse.
+pub const SPARE_CHUNK_BUFFERS_MAX: usize = 2;
+/// A flushed chunk buffer larger than this is freed instead of kept: kept buffers cost at most
+/// `SPARE_CHUNK_BUFFERS_MAX * SPARE_CHUNK_BUFFER_BYTES_MAX` bytes per shard.
+pub const SPARE_CHUNK_BUFFER_BYTES_MAX: usize = 4 * 1024 * 1024;
 
 /// What [`LogWriter::reserve`] decided for the next records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +91,17 @@ impl LogWriter {
             pending,
             appended_seq,
             pending_bytes: 0,
+            spare: Vec::new(),
+        }
+    }
+
+    /// Takes back the buffer of a chunk the flusher has written, for a later chunk.
+    pub fn recycle(&mut self, mut bytes: Vec<u8>) {
+        if self.spare.len() < SPARE_CHUNK_BUFFERS_MAX
+            && bytes.capacity() <= SPARE_CHUNK_BUFFER_BYTES_MAX
+        {
+            bytes.clear();
+            self.spare.push(bytes);
         }
     }
 
@@ -167,7 +188,9 @@ impl LogWriter {
             Some(c) if c.segment == self.active && !c.seals_segment
                 && c.base + c.bytes.len() as u64 == self.active_end);
         if !continues {
-            self.pending.push_back(Chunk::new(self.active, self.active_end, false));
+            let mut chunk = Chunk::new(self.active, self.active_end, false);
+            chunk.bytes = self.spare.pop().unwrap_or_default();
+            self.pending.push_back(chunk);
         }
         self.pending.back_mut().expect("a chunk was just ensured")
     }

@@ -19,6 +19,7 @@ pub mod op_error;
 pub mod partition;
 pub mod partition_map;
 mod purge;
+mod put_now;
 mod range_ops;
 pub mod request;
 pub mod row;
@@ -47,6 +48,7 @@ pub use partition::{
     PARTITION_HASH_SEED,
 };
 pub use partition_map::{PartitionMap, PARTITION_MAP_FILE};
+pub use put_now::{PutOptions, PutScratch, INLINE_PUT_SLOTS_MAX};
 pub use request::{
     Condition, CurrentRow, ExecuteOptions, ExecuteOutcome, Fields, MultiDeleteOutcome,
     RangeRequest, RowPage, RowToken, RowVersion, TableRow, Updates, VersionSelect, WriteKind,

@@ -59,21 +59,34 @@ pub fn encode_row<V: std::borrow::Borrow<Value>>(
     schema_version: u32,
     values: &[Option<V>],
 ) -> TableResult<Vec<u8>> {
+    let mut out = Vec::with_capacity(8 + non_key_fields(schema).len() * 9);
+    let refs = values.iter().map(|v| v.as_ref().map(|v| ValueRef::from(v.borrow())));
+    encode_row_into(&mut out, schema, schema_version, refs)?;
+    Ok(out)
+}
+
+/// [`encode_row`] of borrowed values, appended to `out` (which a caller may reuse, so that
+/// encoding allocates nothing). A NULL value is absent, like None.
+pub fn encode_row_into<'v>(
+    out: &mut Vec<u8>,
+    schema: &TableSchema,
+    schema_version: u32,
+    values: impl ExactSizeIterator<Item = Option<ValueRef<'v>>>,
+) -> TableResult<()> {
     let slots = non_key_fields(schema);
     if values.len() > slots.len() {
         return Err(unknown_field(schema, format!("(non-key slot {})", slots.len())));
     }
-    let mut out = Vec::with_capacity(8 + slots.len() * 9);
-    put_varint(&mut out, u64::from(schema_version));
-    put_varint(&mut out, slots.len() as u64);
+    put_varint(out, u64::from(schema_version));
+    put_varint(out, slots.len() as u64);
     let bitmap_at = out.len();
     out.resize(bitmap_at + slots.len().div_ceil(8), 0);
-    for (slot, value) in values.iter().enumerate() {
-        let Some(value) = value else { continue };
-        encode_value(&mut out, schema, &schema.fields()[slots[slot]], value.borrow())?;
+    for (slot, value) in values.enumerate() {
+        let Some(value) = value.filter(|v| *v != ValueRef::Null) else { continue };
+        encode_value(out, schema, &schema.fields()[slots[slot]], value)?;
         out[bitmap_at + slot / 8] |= 1 << (slot % 8);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A full row given as (field name, value) pairs in any order, split with one name lookup per
@@ -150,7 +163,7 @@ pub fn merge_row(
             return Err(TableError::FieldGivenTwice { table: table(schema), field: name(field) });
         }
         if let Some(value) = value {
-            check_value(schema, field, value)?;
+            check_value(schema, field, ValueRef::from(value))?;
         }
         values[slot].clone_from(value);
     }
@@ -250,25 +263,26 @@ fn encode_value(
     out: &mut Vec<u8>,
     schema: &TableSchema,
     field: &Field,
-    value: &Value,
+    value: ValueRef<'_>,
 ) -> TableResult<()> {
     check_value(schema, field, value)?;
     match value {
-        Value::Integer(v) => out.extend_from_slice(&v.to_le_bytes()),
-        Value::Long(v) | Value::Timestamp(v) => out.extend_from_slice(&v.to_le_bytes()),
-        Value::Float(v) => out.extend_from_slice(&v.to_le_bytes()),
-        Value::Double(v) => out.extend_from_slice(&v.to_le_bytes()),
-        Value::Boolean(v) => out.push(u8::from(*v)),
-        Value::String(s) => put_bytes(out, s.as_bytes()),
-        Value::Binary(b) => put_bytes(out, b),
-        Value::Enum(s) => out.extend_from_slice(&enum_index(schema, field, s)?.to_le_bytes()),
+        ValueRef::Null => {}
+        ValueRef::Integer(v) => out.extend_from_slice(&v.to_le_bytes()),
+        ValueRef::Long(v) | ValueRef::Timestamp(v) => out.extend_from_slice(&v.to_le_bytes()),
+        ValueRef::Float(v) => out.extend_from_slice(&v.to_le_bytes()),
+        ValueRef::Double(v) => out.extend_from_slice(&v.to_le_bytes()),
+        ValueRef::Boolean(v) => out.push(u8::from(v)),
+        ValueRef::String(s) => put_bytes(out, s.as_bytes()),
+        ValueRef::Binary(b) => put_bytes(out, b),
+        ValueRef::Enum(s) => out.extend_from_slice(&enum_index(schema, field, s)?.to_le_bytes()),
     }
     Ok(())
 }
 
 /// Checks that `value` may be stored in `field`: same type, and for ENUM a listed value.
-fn check_value(schema: &TableSchema, field: &Field, value: &Value) -> TableResult<()> {
-    if !value.matches(field.ty()) {
+fn check_value(schema: &TableSchema, field: &Field, value: ValueRef<'_>) -> TableResult<()> {
+    if value.type_name() != field.ty().name() {
         return Err(TableError::TypeMismatch {
             table: table(schema),
             field: name(field),
@@ -276,7 +290,7 @@ fn check_value(schema: &TableSchema, field: &Field, value: &Value) -> TableResul
             got: value.type_name(),
         });
     }
-    if let Value::Enum(symbol) = value {
+    if let ValueRef::Enum(symbol) = value {
         enum_index(schema, field, symbol)?;
     }
     Ok(())

@@ -47,7 +47,7 @@ pub struct TableStore<D: Disk = crate::disk::dma::DmaDisk> {
     tables: Rc<RefCell<Tables>>,
     /// One DDL statement at a time.
     ddl_lock: glommio::sync::Semaphore,
-    tokens: TokenSource,
+    pub(crate) tokens: TokenSource,
 }
 
 impl<D: Disk> std::fmt::Debug for TableStore<D> {

@@ -300,7 +300,7 @@ fn updates<'u>(set: Updates<'u>) -> Vec<(FieldRef<'u>, Option<Value>)> {
 }
 
 /// A client version must lie in `[now - offset, now + offset)`.
-fn check_window(schema: &TableSchema, version: u64, now_ms: u64) -> TableResult<u64> {
+pub(crate) fn check_window(schema: &TableSchema, version: u64, now_ms: u64) -> TableResult<u64> {
     let offset_seconds = schema.options().max_version_offset_seconds;
     let offset_ms = offset_seconds * 1000;
     if version < now_ms.saturating_sub(offset_ms) || version >= now_ms.saturating_add(offset_ms) {
@@ -313,7 +313,19 @@ fn check_window(schema: &TableSchema, version: u64, now_ms: u64) -> TableResult<
 /// The expiry of a version: version + TTL (the write's, else the table's), 0 without a TTL.
 /// Data that would already have expired is refused.
 fn expiry(schema: &TableSchema, op: &WriteOp<'_>, version: u64, now_ms: u64) -> TableResult<u64> {
-    if let Some(ttl) = op.ttl_seconds {
+    let delete = matches!(op.kind, WriteKind::Delete { .. });
+    expiry_of(schema, op.ttl_seconds, delete, version, now_ms)
+}
+
+/// [`expiry`] of a write's parts: its TTL option and whether it is a delete.
+pub(crate) fn expiry_of(
+    schema: &TableSchema,
+    ttl_seconds: Option<u64>,
+    delete: bool,
+    version: u64,
+    now_ms: u64,
+) -> TableResult<u64> {
+    if let Some(ttl) = ttl_seconds {
         if ttl == 0 || ttl > DURATION_SECONDS_MAX {
             return Err(TableError::InvalidOption {
                 table: table_name(schema),
@@ -324,8 +336,8 @@ fn expiry(schema: &TableSchema, op: &WriteOp<'_>, version: u64, now_ms: u64) -> 
             });
         }
     }
-    let Some(ttl) = op.ttl_seconds.or(schema.options().ttl_seconds) else { return Ok(0) };
-    if matches!(op.kind, WriteKind::Delete { .. }) {
+    let Some(ttl) = ttl_seconds.or(schema.options().ttl_seconds) else { return Ok(0) };
+    if delete {
         return Ok(0);
     }
     let expiry_ms = version.saturating_add(ttl * 1000);

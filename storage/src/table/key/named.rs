@@ -71,6 +71,18 @@ pub fn encode_primary_key_into<'n, 'v>(
 ) -> TableResult<([Option<ValueRef<'v>>; PRIMARY_KEY_FIELDS_MAX], usize)> {
     let present = pairs.into_iter().filter(|(_, v)| *v != ValueRef::Null);
     let slots = slots(schema, present)?;
+    let shard_key_len = encode_primary_key_fields(schema, &slots, out)?;
+    Ok((slots, shard_key_len))
+}
+
+/// Encodes a full primary key given by key position into `out` (cleared first); every key
+/// field must be Some. Returns the length of the encoded shard key, the prefix of `out` that
+/// the partition hash hashes.
+pub fn encode_primary_key_fields(
+    schema: &TableSchema,
+    slots: &[Option<ValueRef<'_>>; PRIMARY_KEY_FIELDS_MAX],
+    out: &mut Vec<u8>,
+) -> TableResult<usize> {
     let fields = schema.primary_key().len();
     if let Some(missing) = (0..fields).find(|&p| slots[p].is_none()) {
         let (table, field) = (table(schema), schema.key_field(missing).name().to_string());
@@ -86,7 +98,7 @@ pub fn encode_primary_key_into<'n, 'v>(
         }
     }
     check_len(schema, out)?;
-    Ok((slots, shard_key_len))
+    Ok(shard_key_len)
 }
 
 /// The given values by key position.

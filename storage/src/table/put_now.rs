@@ -1,0 +1,123 @@
+//! The allocation-free blind put: a row given as borrowed `(name, value)` pairs (a request's
+//! fields, straight from the receive buffer) is checked, encoded into reused buffers and appended,
+//! with no owned value, row or key built on the way. The node's inline path
+//! (`node/src/inline.rs`) runs every single-version, unconditional Put through it.
+//!
+//! It covers the common case only and leaves everything else, untouched, to the general path
+//! ([`TableStore::write`]), which also reports every error with its message: a condition, a
+//! multi-version table (both read the row first), a row wider than [`INLINE_PUT_SLOTS_MAX`]
+//! non-key fields, and any request the general path would refuse (an unknown or repeated field,
+//! a missing key field, a wrong type, a version out of the window, data already expired, a row
+//! over the size limit). The bytes written are those of the general path: the same key
+//! (`key.rs`), the same stored row with one version (`stored_row.rs`, `row.rs`).
+
+use super::catalog::CatalogTable;
+use super::key::encode_primary_key_fields;
+use super::limits::{PRIMARY_KEY_FIELDS_MAX, ROW_BYTES_MAX};
+use super::op_error::OpResult;
+use super::request::{Condition, WriteOutcome};
+use super::row::encode_row_into;
+use super::schema::FieldRole;
+use super::stored_row::{STORED_ROW_FORMAT, STORED_ROW_HEADER_BYTES, STORED_VERSION_HEADER_BYTES};
+use super::table_store::TableStore;
+use super::value::ValueRef;
+use super::write_plan::{check_window, expiry_of};
+use crate::disk::Disk;
+use crate::log::group_commit::{Durability, DurableWait};
+use crate::store::WriteOptions;
+
+/// Most non-key fields a table may have for its puts to take the allocation-free path (the
+/// values are sorted into a fixed array on the stack); wider tables take the general path.
+pub const INLINE_PUT_SLOTS_MAX: usize = 32;
+
+/// The options of a put that the allocation-free path reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PutOptions {
+    pub condition: Condition,
+    /// Client version (ms since the epoch); the store's clock when None.
+    pub version: Option<u64>,
+    /// Per-row TTL overriding the table's.
+    pub ttl_seconds: Option<u64>,
+}
+
+/// Buffers the allocation-free put reuses from one request to the next (one per shard).
+#[derive(Debug, Default)]
+pub struct PutScratch {
+    /// The stored key of the last put.
+    pub key: Vec<u8>,
+    value: Vec<u8>,
+}
+
+impl<D: Disk> TableStore<D> {
+    /// Puts a row given as borrowed pairs (NULL: absent) without allocating. `owns` gets the
+    /// encoded shard key and says whether this shard owns its partition. Returns None, having
+    /// done nothing, when the put must take the general path (see the module docs) or another
+    /// shard owns it; otherwise the outcome and what is left to wait for before acknowledging
+    /// (as [`TableStore::write_now`]).
+    pub fn put_now<'n, 'v>(
+        &self,
+        t: &CatalogTable,
+        pairs: impl Iterator<Item = (&'n str, ValueRef<'v>)>,
+        options: PutOptions,
+        durability: Durability,
+        scratch: &mut PutScratch,
+        owns: impl FnOnce(&[u8]) -> bool,
+    ) -> Option<OpResult<(WriteOutcome, Option<DurableWait>)>> {
+        let schema = t.schema();
+        let slots = schema.non_key_fields().len();
+        if options.condition != Condition::Always
+            || schema.options().max_versions > 1
+            || slots > INLINE_PUT_SLOTS_MAX
+        {
+            return None;
+        }
+        let mut key = [None; PRIMARY_KEY_FIELDS_MAX];
+        let mut values = [None; INLINE_PUT_SLOTS_MAX];
+        for (name, value) in pairs.filter(|(_, v)| *v != ValueRef::Null) {
+            let twice = match schema.field_role(name)?.1 {
+                FieldRole::Key(p) => key[p].replace(value).is_some(),
+                FieldRole::Slot(s) => values[s].replace(value).is_some(),
+            };
+            if twice {
+                return None;
+            }
+        }
+        let shard_key_len = encode_primary_key_fields(schema, &key, &mut scratch.key).ok()?;
+        if !owns(&scratch.key[..shard_key_len]) {
+            return None;
+        }
+        let now = self.store.now_ms();
+        let version = match options.version {
+            Some(v) => check_window(schema, v, now).ok()?,
+            None => now,
+        };
+        let expiry_ms = expiry_of(schema, options.ttl_seconds, false, version, now).ok()?;
+        // The stored row (stored_row.rs): header, one version header, the row values.
+        let value = &mut scratch.value;
+        value.clear();
+        value.push(STORED_ROW_FORMAT);
+        value.extend_from_slice(&[0; 8]); // the token, taken once nothing can fail
+        value.extend_from_slice(&1u16.to_le_bytes());
+        value.extend_from_slice(&version.to_le_bytes());
+        value.extend_from_slice(&expiry_ms.to_le_bytes());
+        value.extend_from_slice(&[0; 4]); // the row's length
+        let row_at = value.len();
+        let row = values[..slots].iter().copied();
+        encode_row_into(value, schema, t.schema_version(), row).ok()?;
+        let row_len = (value.len() - row_at) as u32;
+        value[row_at - 4..row_at].copy_from_slice(&row_len.to_le_bytes());
+        debug_assert_eq!(row_at, STORED_ROW_HEADER_BYTES + STORED_VERSION_HEADER_BYTES);
+        if value.len() > ROW_BYTES_MAX {
+            return None;
+        }
+        let token = self.tokens.next(now);
+        value[1..9].copy_from_slice(&token.0.to_le_bytes());
+        let opts = WriteOptions { durability, version: Some(version), expiry_ms };
+        Some(
+            self.store
+                .put_now(&scratch.key, value, opts)
+                .map(|appended| (WriteOutcome::Written { token, version }, appended.wait))
+                .map_err(Into::into),
+        )
+    }
+}
