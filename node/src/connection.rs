@@ -1,6 +1,13 @@
-//! One client connection: reading frames from the socket, running each request in its own task
-//! (so replies may complete out of order and a connection may pipeline), and writing the
-//! response frames back.
+//! One client connection: reading frames from the socket, running each request, and writing
+//! the response frames back.
+//!
+//! Running: a request that can complete without waiting runs inline, in this read loop
+//! (`inline.rs`), its response encoded straight into the output buffer (`output.rs`); an inline
+//! write that waits for group commit leaves its response with the shard's acknowledger
+//! (`durable_acks.rs`). Any other request runs in a task of its own (`dispatch.rs`). Either way
+//! replies may complete out of order and a connection may pipeline. After each read batch the
+//! read loop sends the output buffer with one `send`; the writer task writes whatever the
+//! socket does not take at once, and the responses of tasks.
 //!
 //! Reading: bytes accumulate in one buffer; every complete frame in it is checked
 //! (`FrameHeader::parse`, in the order docs/PROTOCOL.md gives) and dispatched; a partial frame
@@ -18,8 +25,7 @@
 //! Shutdown: the connection stops reading, lets the requests it has in flight finish, writes
 //! their responses and closes.
 
-use std::cell::{Cell, RefCell};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -30,10 +36,11 @@ use ringstore_net::frame::HEADER_BYTES;
 use ringstore_net::{FrameError, FrameHeader, Header, Opcode};
 
 use crate::dispatch::{error_frame, handle_frame};
+use crate::durable_acks::Waiting;
 use crate::error::RequestError;
 use crate::inline::{self, Inline};
+use crate::output::Output;
 use crate::shard::{Counters, InflightSlot, Shard};
-use ringstore_storage::table::OpError;
 use ringstore_storage::DurableWait;
 
 /// Bytes the read buffer starts with and reads at a time; it grows past this only for a larger
@@ -46,102 +53,6 @@ pub const WRITE_CHUNK_BYTES: usize = 256 * 1024;
 /// At shutdown, the longest a connection may take to finish its in-flight requests and write
 /// their responses before it is closed anyway.
 pub const SHUTDOWN_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The response side of a connection, shared by its request tasks and its writer task.
-#[derive(Debug, Default)]
-struct Output {
-    /// Response frames not yet handed to the socket.
-    pending: RefCell<Vec<u8>>,
-    /// Response bytes queued and not yet written (`pending` plus the batch being written): what
-    /// the output cap limits.
-    unsent: Cell<usize>,
-    /// Woken when the writer finished writing a batch.
-    drained: event_listener::Event,
-    /// Woken when `pending` gets bytes, when the connection is done, or when it is killed.
-    ready: event_listener::Event,
-    /// No more responses will come: write what is pending and close.
-    done: Cell<bool>,
-    /// Close at once, dropping what is pending (output cap exceeded, or a write failed).
-    killed: Cell<bool>,
-    /// Requests of this connection still running.
-    inflight: Cell<usize>,
-    /// The writer task holds a batch it is writing: nothing else may write to the socket
-    /// (responses would overtake it), so the read loop leaves `pending` to the writer.
-    writing: Cell<bool>,
-    /// Woken when a request of this connection finishes.
-    finished: event_listener::Event,
-}
-
-impl Output {
-    /// Queues a response frame. The cap is enforced by the reader, which stops taking requests
-    /// while `unsent` is at the cap; what is in flight then still gets its responses (bounded by
-    /// the in-flight limit).
-    fn push(&self, frame: &[u8]) {
-        if self.killed.get() {
-            return;
-        }
-        self.pending.borrow_mut().extend_from_slice(frame);
-        self.unsent.set(self.unsent.get() + frame.len());
-        self.ready.notify(usize::MAX);
-    }
-
-    /// Resolves once at least `cap` response bytes are unsent.
-    async fn full(&self, cap: usize) {
-        while self.unsent.get() < cap {
-            let listener = self.ready.listen();
-            if self.unsent.get() >= cap {
-                return;
-            }
-            listener.await;
-        }
-    }
-
-    /// Resolves once fewer than `cap` response bytes are unsent (or the connection is killed).
-    async fn below(&self, cap: usize) {
-        while self.unsent.get() >= cap && !self.killed.get() {
-            let listener = self.drained.listen();
-            if self.unsent.get() < cap || self.killed.get() {
-                return;
-            }
-            listener.await;
-        }
-    }
-
-    fn kill(&self) {
-        self.killed.set(true);
-        self.ready.notify(usize::MAX);
-        self.finished.notify(usize::MAX);
-        self.drained.notify(usize::MAX);
-    }
-
-    async fn wait_ready(&self) {
-        let listener = self.ready.listen();
-        if !self.pending.borrow().is_empty() || self.done.get() || self.killed.get() {
-            return;
-        }
-        listener.await;
-    }
-
-    async fn killed(&self) {
-        while !self.killed.get() {
-            let listener = self.ready.listen();
-            if self.killed.get() {
-                return;
-            }
-            listener.await;
-        }
-    }
-
-    async fn all_finished(&self) {
-        while self.inflight.get() > 0 && !self.killed.get() {
-            let listener = self.finished.listen();
-            if self.inflight.get() == 0 || self.killed.get() {
-                return;
-            }
-            listener.await;
-        }
-    }
-}
 
 /// Serves one accepted connection until the client closes it, an unrecoverable error, a
 /// timeout, the output cap, or shutdown.
@@ -161,9 +72,9 @@ pub async fn serve(shard: Rc<Shard>, mut stream: TcpStream) {
     let _ = stream.set_nodelay(true);
     let fd = stream.as_raw_fd();
     let (reader, writer) = futures_lite::io::split(stream);
-    let out = Rc::new(Output::default());
+    let out = Rc::new(Output::new(fd));
     let writer_task = glommio::spawn_local(write_loop(shard.clone(), out.clone(), writer));
-    read_loop(&shard, &out, reader, fd).await;
+    read_loop(&shard, &out, reader).await;
     let finish = async {
         out.all_finished().await;
         out.done.set(true);
@@ -193,12 +104,7 @@ enum Wake {
     Full,
 }
 
-async fn read_loop(
-    shard: &Rc<Shard>,
-    out: &Rc<Output>,
-    mut reader: ReadHalf<TcpStream>,
-    fd: RawFd,
-) {
+async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<TcpStream>) {
     let limit = shard.limits.frame_body_bytes;
     let mut buf = vec![0u8; READ_CHUNK_BYTES];
     let mut filled = 0;
@@ -240,7 +146,7 @@ async fn read_loop(
                     Counters::add(&shard.counters.errors, 1);
                     out.push(&frame);
                     if e.closes_stream() {
-                        flush_now(shard, out, fd);
+                        out.flush_now(&shard.counters);
                         return;
                     }
                     pos += HEADER_BYTES;
@@ -249,7 +155,7 @@ async fn read_loop(
             }
         }
         // One send for every response the batch answered inline.
-        flush_now(shard, out, fd);
+        out.flush_now(&shard.counters);
         buf.copy_within(pos..filled, 0);
         filled -= pos;
         // Room for the frame being read (its length was checked when its header parsed).
@@ -382,7 +288,8 @@ fn handle_request(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8]) {
     }
 }
 
-/// Sends an inline write's response once the write is as durable as it asked.
+/// Queues an inline write's response with the shard's acknowledger (`durable_acks.rs`), which
+/// sends it once the write is as durable as it asked.
 fn await_durable(
     shard: &Rc<Shard>,
     out: &Rc<Output>,
@@ -393,21 +300,7 @@ fn await_durable(
     let Some(slot) = admit(shard, out, h) else {
         unreachable!("handle_request checked the in-flight limits");
     };
-    let shard = shard.clone();
-    let out = out.clone();
-    glommio::spawn_local(async move {
-        let frame = match shard.tables.store().wait(wait).await {
-            Ok(()) => frame,
-            Err(e) => {
-                shard.buffers.give(frame);
-                Counters::add(&shard.counters.errors, 1);
-                let reply = RequestError::from(OpError::from(e)).reply();
-                error_frame(h.opcode, h.request_id, reply.code, &reply.message)
-            }
-        };
-        finish(&shard, &out, frame, slot);
-    })
-    .detach();
+    shard.acks.push(Waiting { wait, header: h, frame, out: out.clone(), slot });
 }
 
 /// Takes an in-flight slot of the connection and the shard, or answers BUSY and returns None.
@@ -436,8 +329,8 @@ fn admit(shard: &Rc<Shard>, out: &Output, h: Header) -> Option<InflightSlot> {
     }
 }
 
-/// Queues a task's response and gives back its slot and buffer.
-fn finish(shard: &Shard, out: &Output, frame: Vec<u8>, slot: InflightSlot) {
+/// Queues a finished request's response and gives back its slot and buffer.
+pub(crate) fn finish(shard: &Shard, out: &Output, frame: Vec<u8>, slot: InflightSlot) {
     out.push(&frame);
     shard.buffers.give(frame);
     drop(slot);
@@ -459,58 +352,6 @@ fn start_request(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8]) {
         finish(&shard, &out, frame, slot);
     })
     .detach();
-}
-
-/// Hands the pending responses to the socket now, from the read loop, unless the writer task
-/// is writing (it then takes them after its batch). Whatever the socket does not take at once
-/// is left to the writer task, which waits for the socket to take more.
-fn flush_now(shard: &Shard, out: &Output, fd: RawFd) {
-    if out.writing.get() || out.killed.get() {
-        return;
-    }
-    let mut pending = out.pending.borrow_mut();
-    if pending.is_empty() {
-        return;
-    }
-    match send_now(fd, &pending) {
-        Ok(n) => {
-            Counters::add(&shard.counters.bytes_out, n as u64);
-            out.unsent.set(out.unsent.get() - n);
-            pending.drain(..n);
-            if n > 0 {
-                out.drained.notify(usize::MAX);
-            }
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-        Err(_) => {
-            drop(pending);
-            out.kill();
-            return;
-        }
-    }
-    if pending.is_empty() {
-        if pending.capacity() > WRITE_CHUNK_BYTES {
-            *pending = Vec::new();
-        }
-    } else {
-        drop(pending);
-        out.ready.notify(usize::MAX);
-    }
-}
-
-/// One non-blocking `send` of `bytes`; how many the socket took.
-fn send_now(fd: RawFd, bytes: &[u8]) -> std::io::Result<usize> {
-    let len = bytes.len().min(WRITE_CHUNK_BYTES);
-    // SAFETY: `bytes` is valid for reads of `len` bytes for the duration of the call, and `fd`
-    // is the connection's socket, open for as long as the connection is served.
-    let n = unsafe {
-        libc::send(fd, bytes.as_ptr().cast(), len, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL)
-    };
-    if n < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
-    }
 }
 
 async fn write_loop(shard: Rc<Shard>, out: Rc<Output>, mut writer: WriteHalf<TcpStream>) {

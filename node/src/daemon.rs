@@ -33,6 +33,7 @@ use ringstore_storage::SystemClock;
 
 use crate::buffers::BufPool;
 use crate::config::NodeConfig;
+use crate::durable_acks;
 use crate::error::NodeError;
 use crate::lock::DataDirLock;
 use crate::mesh::{MeshEnds, Peers};
@@ -311,8 +312,10 @@ async fn serve_shard(start: ShardStart) -> Result<(), String> {
         shutdown: shutdown.clone(),
         ddl_lock: Semaphore::new(1),
         buffers: BufPool::default(),
+        acks: Default::default(),
         scratch: Default::default(),
     });
+    let acks_task = glommio::spawn_local(durable_acks::run(shard.clone()));
     let mut peer_tasks = Vec::new();
     for rx in receivers {
         peer_tasks.push(glommio::spawn_local(forward::serve_peer(shard.clone(), rx)));
@@ -338,6 +341,8 @@ async fn serve_shard(start: ShardStart) -> Result<(), String> {
         }
         listener.await;
     }
+    // Every connection is closed, so no write waits for its acknowledgement any more.
+    drop(acks_task);
     // A DDL statement still being applied (its client may be gone) finishes on every shard
     // before this shard counts as drained, so no shard closes its channels under it.
     let _ddl = shard.ddl_lock.acquire_permit(1).await;

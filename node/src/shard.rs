@@ -13,6 +13,7 @@ use ringstore_storage::table::{PartitionCount, PartitionMap, PutScratch, TableSt
 
 use crate::buffers::BufPool;
 use crate::config::Limits;
+use crate::durable_acks::DurableAcks;
 use crate::error::RequestError;
 use crate::mesh::Peers;
 use crate::shutdown::Shutdown;
@@ -40,6 +41,8 @@ pub struct Shard {
     pub ddl_lock: Semaphore,
     /// Request bodies and response frames, reused.
     pub buffers: BufPool,
+    /// Responses of inline writes waiting for group commit (`durable_acks.rs`).
+    pub acks: DurableAcks,
     /// The encoded key and row of the request the inline path is running (`inline.rs`),
     /// reused from one request to the next.
     pub scratch: RefCell<PutScratch>,

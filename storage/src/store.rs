@@ -195,6 +195,26 @@ impl<D: Disk> Store<D> {
         Ok(())
     }
 
+    /// Whether an appended write is now as durable as it asked: Ok(false) while it is not, and
+    /// an error if the store was poisoned before it was covered (it will never be). With
+    /// [`Store::progress_listener`] this lets one task acknowledge the writes of many requests
+    /// per flush, instead of a task per request waiting in [`Store::wait`].
+    pub fn is_durable(&self, wait: DurableWait) -> Result<bool> {
+        let st = self.shared.state.borrow();
+        let done = if wait.synced { st.synced_seq } else { st.written_seq };
+        match &st.poisoned {
+            _ if done >= wait.seq => Ok(true),
+            Some(reason) => Err(Error::Poisoned { reason: reason.clone() }),
+            None => Ok(false),
+        }
+    }
+
+    /// Fires at the store's next durability progress (a flush written, a flush synced, or the
+    /// store poisoned). Take it before checking [`Store::is_durable`], so no progress is missed.
+    pub fn progress_listener(&self) -> event_listener::EventListener {
+        self.shared.progress.listen()
+    }
+
     async fn wait_appended(&self, wait: Option<DurableWait>) -> Result<()> {
         match wait {
             Some(w) => self.wait(w).await,

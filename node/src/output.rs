@@ -1,0 +1,178 @@
+//! A connection's output: the response frames waiting for the socket, and the signals between
+//! the tasks that fill it (the read loop's inline answers, request tasks, the shard's
+//! durable-write acknowledger) and the one that empties it (the writer task, `connection.rs`).
+//! Responses reach the socket in the order they were queued: a direct send (`flush_now`) only
+//! happens while the writer task holds no batch.
+
+use std::cell::{Cell, RefCell};
+use std::os::fd::RawFd;
+
+use crate::connection::WRITE_CHUNK_BYTES;
+use crate::shard::Counters;
+
+/// The response side of a connection, shared by its read loop, its request tasks, the shard's
+/// durable-write acknowledger and its writer task.
+#[derive(Debug)]
+pub struct Output {
+    /// The connection's socket, for the direct sends of [`Output::flush_now`].
+    fd: RawFd,
+    /// Response frames not yet handed to the socket.
+    pub(crate) pending: RefCell<Vec<u8>>,
+    /// Response bytes queued and not yet written (`pending` plus the batch being written): what
+    /// the output cap limits.
+    pub(crate) unsent: Cell<usize>,
+    /// Woken when the writer finished writing a batch.
+    pub(crate) drained: event_listener::Event,
+    /// Woken when `pending` gets bytes, when the connection is done, or when it is killed.
+    pub(crate) ready: event_listener::Event,
+    /// No more responses will come: write what is pending and close.
+    pub(crate) done: Cell<bool>,
+    /// Close at once, dropping what is pending (output cap exceeded, or a write failed).
+    pub(crate) killed: Cell<bool>,
+    /// Requests of this connection still running.
+    pub(crate) inflight: Cell<usize>,
+    /// The writer task holds a batch it is writing: nothing else may write to the socket
+    /// (responses would overtake it), so the read loop leaves `pending` to the writer.
+    pub(crate) writing: Cell<bool>,
+    /// Woken when a request of this connection finishes.
+    pub(crate) finished: event_listener::Event,
+}
+
+impl Output {
+    pub fn new(fd: RawFd) -> Output {
+        Output {
+            fd,
+            pending: RefCell::default(),
+            unsent: Cell::default(),
+            drained: event_listener::Event::new(),
+            ready: event_listener::Event::new(),
+            done: Cell::default(),
+            killed: Cell::default(),
+            inflight: Cell::default(),
+            writing: Cell::default(),
+            finished: event_listener::Event::new(),
+        }
+    }
+
+    /// Queues a response frame. The cap is enforced by the reader, which stops taking requests
+    /// while `unsent` is at the cap; what is in flight then still gets its responses (bounded by
+    /// the in-flight limit).
+    pub(crate) fn push(&self, frame: &[u8]) {
+        if self.killed.get() {
+            return;
+        }
+        self.pending.borrow_mut().extend_from_slice(frame);
+        self.unsent.set(self.unsent.get() + frame.len());
+        self.ready.notify(usize::MAX);
+    }
+
+    /// Resolves once at least `cap` response bytes are unsent.
+    pub(crate) async fn full(&self, cap: usize) {
+        while self.unsent.get() < cap {
+            let listener = self.ready.listen();
+            if self.unsent.get() >= cap {
+                return;
+            }
+            listener.await;
+        }
+    }
+
+    /// Resolves once fewer than `cap` response bytes are unsent (or the connection is killed).
+    pub(crate) async fn below(&self, cap: usize) {
+        while self.unsent.get() >= cap && !self.killed.get() {
+            let listener = self.drained.listen();
+            if self.unsent.get() < cap || self.killed.get() {
+                return;
+            }
+            listener.await;
+        }
+    }
+
+    pub(crate) fn kill(&self) {
+        self.killed.set(true);
+        self.ready.notify(usize::MAX);
+        self.finished.notify(usize::MAX);
+        self.drained.notify(usize::MAX);
+    }
+
+    pub(crate) async fn wait_ready(&self) {
+        let listener = self.ready.listen();
+        if !self.pending.borrow().is_empty() || self.done.get() || self.killed.get() {
+            return;
+        }
+        listener.await;
+    }
+
+    pub(crate) async fn killed(&self) {
+        while !self.killed.get() {
+            let listener = self.ready.listen();
+            if self.killed.get() {
+                return;
+            }
+            listener.await;
+        }
+    }
+
+    pub(crate) async fn all_finished(&self) {
+        while self.inflight.get() > 0 && !self.killed.get() {
+            let listener = self.finished.listen();
+            if self.inflight.get() == 0 || self.killed.get() {
+                return;
+            }
+            listener.await;
+        }
+    }
+
+    /// Hands the pending responses to the socket now with one non-blocking `send`, unless the
+    /// writer task is writing (it then takes them after its batch). Whatever the socket does not
+    /// take at once is left to the writer task, which waits for the socket to take more. The
+    /// read loop calls this once per read batch, the acknowledger once per flush.
+    pub(crate) fn flush_now(&self, counters: &Counters) {
+        if self.writing.get() || self.killed.get() {
+            return;
+        }
+        let mut pending = self.pending.borrow_mut();
+        if pending.is_empty() {
+            return;
+        }
+        match send_now(self.fd, &pending) {
+            Ok(n) => {
+                Counters::add(&counters.bytes_out, n as u64);
+                self.unsent.set(self.unsent.get() - n);
+                pending.drain(..n);
+                if n > 0 {
+                    self.drained.notify(usize::MAX);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(_) => {
+                drop(pending);
+                self.kill();
+                return;
+            }
+        }
+        if pending.is_empty() {
+            if pending.capacity() > WRITE_CHUNK_BYTES {
+                *pending = Vec::new();
+            }
+        } else {
+            drop(pending);
+            self.ready.notify(usize::MAX);
+        }
+    }
+}
+
+/// One non-blocking `send` of `bytes`; how many the socket took.
+fn send_now(fd: RawFd, bytes: &[u8]) -> std::io::Result<usize> {
+    let len = bytes.len().min(WRITE_CHUNK_BYTES);
+    // SAFETY: `bytes` is valid for reads of `len` bytes for the duration of the call, and `fd`
+    // is the connection's socket, open for as long as the connection is served.
+    let n = unsafe {
+        libc::send(fd, bytes.as_ptr().cast(), len, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL)
+    };
+    if n < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
