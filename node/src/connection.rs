@@ -39,16 +39,13 @@ use crate::dispatch::{error_frame, handle_frame};
 use crate::durable_acks::Waiting;
 use crate::error::RequestError;
 use crate::inline::{self, Inline};
-use crate::output::Output;
+use crate::output::{Output, WRITE_CHUNK_BYTES};
 use crate::shard::{Counters, InflightSlot, Shard};
 use ringstore_storage::DurableWait;
 
 /// Bytes the read buffer starts with and reads at a time; it grows past this only for a larger
 /// frame.
 pub const READ_CHUNK_BYTES: usize = 64 * 1024;
-
-/// Bytes handed to the socket at a time; each must be taken within the read timeout.
-pub const WRITE_CHUNK_BYTES: usize = 256 * 1024;
 
 /// At shutdown, the longest a connection may take to finish its in-flight requests and write
 /// their responses before it is closed anyway.
@@ -329,15 +326,6 @@ fn admit(shard: &Rc<Shard>, out: &Output, h: Header) -> Option<InflightSlot> {
     }
 }
 
-/// Queues a finished request's response and gives back its slot and buffer.
-pub(crate) fn finish(shard: &Shard, out: &Output, frame: Vec<u8>, slot: InflightSlot) {
-    out.push(&frame);
-    shard.buffers.give(frame);
-    drop(slot);
-    out.inflight.set(out.inflight.get() - 1);
-    out.finished.notify(usize::MAX);
-}
-
 /// Admits a request against the connection's and the shard's in-flight limits and runs it in
 /// its own task; refused requests are answered BUSY at once.
 fn start_request(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8]) {
@@ -349,7 +337,7 @@ fn start_request(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8]) {
     glommio::spawn_local(async move {
         let frame = handle_frame(&shard, h, &owned, false).await;
         shard.buffers.give(owned);
-        finish(&shard, &out, frame, slot);
+        out.finish(&shard, frame, slot);
     })
     .detach();
 }

@@ -20,7 +20,6 @@ use ringstore_net::Header;
 use ringstore_storage::table::OpError;
 use ringstore_storage::DurableWait;
 
-use crate::connection::finish;
 use crate::dispatch::error_frame;
 use crate::error::RequestError;
 use crate::output::Output;
@@ -83,7 +82,7 @@ impl DurableAcks {
             if let Some(previous) = last.take_if(|p| !Rc::ptr_eq(p, &w.out)) {
                 previous.flush_now(&shard.counters);
             }
-            finish(shard, &w.out, frame, w.slot);
+            w.out.finish(shard, frame, w.slot);
             last.get_or_insert(w.out);
         }
         if let Some(previous) = last {

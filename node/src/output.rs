@@ -7,8 +7,10 @@
 use std::cell::{Cell, RefCell};
 use std::os::fd::RawFd;
 
-use crate::connection::WRITE_CHUNK_BYTES;
-use crate::shard::Counters;
+use crate::shard::{Counters, InflightSlot, Shard};
+
+/// Bytes handed to the socket at a time; each must be taken within the read timeout.
+pub const WRITE_CHUNK_BYTES: usize = 256 * 1024;
 
 /// The response side of a connection, shared by its read loop, its request tasks, the shard's
 /// durable-write acknowledger and its writer task.
@@ -121,6 +123,15 @@ impl Output {
             }
             listener.await;
         }
+    }
+
+    /// Queues a finished request's response and gives back its slot and buffer.
+    pub(crate) fn finish(&self, shard: &Shard, frame: Vec<u8>, slot: InflightSlot) {
+        self.push(&frame);
+        shard.buffers.give(frame);
+        drop(slot);
+        self.inflight.set(self.inflight.get() - 1);
+        self.finished.notify(usize::MAX);
     }
 
     /// Hands the pending responses to the socket now with one non-blocking `send`, unless the
