@@ -112,6 +112,8 @@ async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<Tcp
     loop {
         // Act on every complete frame in the buffer, discarding refused bodies on the way.
         let mut pos = 0;
+        // The store's clock, read once for the whole batch (at its first request).
+        let mut now_ms = None;
         let mut frames_done = false;
         loop {
             if skip > 0 {
@@ -132,7 +134,7 @@ async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<Tcp
                         break;
                     }
                     Counters::add(&shard.counters.bytes_in, total as u64);
-                    handle_request(shard, out, h, &head[HEADER_BYTES..total]);
+                    handle_request(shard, out, h, &head[HEADER_BYTES..total], &mut now_ms);
                     pos += total;
                     frames_done = true;
                 }
@@ -262,7 +264,13 @@ async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<Tcp
 /// Runs one request: inline when it can complete without waiting (`inline.rs`), its response
 /// encoded straight into the output buffer; otherwise in a task of its own. A request the
 /// in-flight limits refuse is answered BUSY at once.
-fn handle_request(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8]) {
+fn handle_request(
+    shard: &Rc<Shard>,
+    out: &Rc<Output>,
+    h: Header,
+    body: &[u8],
+    now_ms: &mut Option<u64>,
+) {
     if out.killed.get() {
         return;
     }
@@ -274,7 +282,8 @@ fn handle_request(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8]) {
     let ran = {
         let mut pending = out.pending.borrow_mut();
         let before = pending.len();
-        let ran = inline::run(shard, h, body, &mut pending);
+        let now = *now_ms.get_or_insert_with(|| shard.tables.store().now_ms());
+        let ran = inline::run(shard, h, body, now, &mut pending);
         out.unsent.set(out.unsent.get() + pending.len() - before);
         ran
     };

@@ -52,14 +52,15 @@ pub enum Inline {
 }
 
 /// Runs `body` inline if it can complete without waiting, appending its response frame to `out`.
-pub fn run(shard: &Rc<Shard>, h: Header, body: &[u8], out: &mut Vec<u8>) -> Inline {
+/// `now_ms` is the store's clock, read once per read batch (`Store::now_ms`).
+pub fn run(shard: &Rc<Shard>, h: Header, body: &[u8], now_ms: u64, out: &mut Vec<u8>) -> Inline {
     // Anything malformed goes the general way, which reports it.
     let Ok(durability) = durability_of(h.flags) else { return Inline::Spawn };
     let Ok(req) = Request::decode(h.opcode, body) else { return Inline::Spawn };
     match req {
-        Request::Get { table, key, versions } => get(shard, h, table, key, versions, out),
+        Request::Get { table, key, versions } => get(shard, h, table, key, versions, now_ms, out),
         Request::Write { table, body: WriteBody::Put { row }, options } => {
-            put(shard, h, table, row, &options, durability, out)
+            put(shard, h, table, row, &options, (durability, now_ms), out)
         }
         Request::Write { .. } if route(shard, &req, false) != Route::Local => Inline::Spawn,
         Request::Write { table, body, options } => {
@@ -86,7 +87,7 @@ fn put(
     table: &str,
     row: FieldList<'_>,
     options: &WriteOptions,
-    durability: Durability,
+    (durability, now_ms): (Durability, u64),
     out: &mut Vec<u8>,
 ) -> Inline {
     let Ok(t) = shard.tables.table(table) else { return Inline::Spawn };
@@ -98,7 +99,8 @@ fn put(
     let owns =
         |shard_key: &[u8]| shard.owner(partition_of(shard_key, shard.partitions())) == shard.id;
     let mut scratch = shard.scratch.borrow_mut();
-    let Some(done) = shard.tables.put_now(&t, row.iter(), options, durability, &mut scratch, owns)
+    let Some(done) =
+        shard.tables.put_now(&t, row.iter(), options, durability, now_ms, &mut scratch, owns)
     else {
         return Inline::Spawn;
     };
@@ -148,6 +150,7 @@ fn get(
     table: &str,
     key: FieldList<'_>,
     versions: VersionSelect,
+    now: u64,
     out: &mut Vec<u8>,
 ) -> Inline {
     let Ok(t) = shard.tables.table(table) else { return Inline::Spawn };
@@ -167,8 +170,7 @@ fn get(
     if shard.owner(partition_of(&key_buf[..shard_key_len], shard.partitions())) != shard.id {
         return Inline::Spawn;
     }
-    let now = shard.tables.store().now_ms();
-    let answered = shard.tables.read_stored_now(key_buf, |stored| {
+    let answered = shard.tables.read_stored_now(key_buf, now, |stored| {
         encode_frame(shard, h, out, |w| {
             response::encode_get_stored(w, schema, key_buf, &key_values, stored, versions, now)
                 .map_err(RequestError::from)

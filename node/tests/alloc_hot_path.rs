@@ -134,6 +134,11 @@ fn key_of(i: u64) -> String {
     format!("key-{i:012}")
 }
 
+/// The store's clock, as the read loop reads it once per batch.
+fn now(shard: &Shard) -> u64 {
+    shard.tables.store().now_ms()
+}
+
 /// A Put of row `i` with a 100-byte value.
 fn put_frame(i: u64, durability: Durability) -> (Header, Vec<u8>) {
     let key = key_of(i);
@@ -169,7 +174,10 @@ where
             for i in 0..ROWS {
                 let (h, body) = put_frame(i, Durability::NoSync);
                 let mut out = Vec::new();
-                assert!(matches!(inline::run(&shard, h, &body, &mut out), Inline::Answered));
+                assert!(matches!(
+                    inline::run(&shard, h, &body, now(&shard), &mut out),
+                    Inline::Answered
+                ));
             }
             shard.tables.store().sync().await.expect("sync");
             test(shard).await;
@@ -187,7 +195,10 @@ fn nosync_puts_do_not_allocate() {
             (0..ROWS * ROUNDS).map(|i| put_frame(i % ROWS, Durability::NoSync)).collect();
         let mut out = Vec::with_capacity(64 * 1024);
         for (h, body) in &puts {
-            assert!(matches!(inline::run(&shard, *h, body, &mut out), Inline::Answered));
+            assert!(matches!(
+                inline::run(&shard, *h, body, now(&shard), &mut out),
+                Inline::Answered
+            ));
         }
         shard.tables.store().sync().await.expect("sync");
         let keys_before = shard.tables.store().stats().keys;
@@ -196,7 +207,7 @@ fn nosync_puts_do_not_allocate() {
         let allocations = allocations_of(|| {
             out.clear();
             for (h, body) in &puts {
-                let ran = inline::run(&shard, *h, body, &mut out);
+                let ran = inline::run(&shard, *h, body, now(&shard), &mut out);
                 all_inline &= matches!(ran, Inline::Answered);
             }
         });
@@ -236,7 +247,10 @@ fn cache_hit_gets_do_not_allocate() {
         // Warm-up through the inline path: the output buffer reaches its size.
         let mut out = Vec::with_capacity(64 * 1024);
         for (h, body) in &gets {
-            assert!(matches!(inline::run(&shard, *h, body, &mut out), Inline::Answered));
+            assert!(matches!(
+                inline::run(&shard, *h, body, now(&shard), &mut out),
+                Inline::Answered
+            ));
         }
         let answered = out.len();
         let hits_before = shard.tables.store().stats().cache.hits;
@@ -245,7 +259,7 @@ fn cache_hit_gets_do_not_allocate() {
             for _ in 0..ROUNDS {
                 out.clear();
                 for (h, body) in &gets {
-                    let ran = inline::run(&shard, *h, body, &mut out);
+                    let ran = inline::run(&shard, *h, body, now(&shard), &mut out);
                     all_inline &= matches!(ran, Inline::Answered);
                 }
             }

@@ -96,7 +96,7 @@ impl<D: Disk> Store<D> {
                 expiry_ms: v.expiry_ms,
             })
         };
-        if let Some(answer) = self.read_now(key, owned) {
+        if let Some(answer) = self.read_now(key, self.shared.clock.now_ms(), owned) {
             return answer;
         }
         let shared = &self.shared;
@@ -126,17 +126,18 @@ impl<D: Disk> Store<D> {
     /// borrowed from memory (None: no live value) and returns its result; returns None, without
     /// calling `f`, when the value must be read from its segment ([`Store::get`] does that).
     /// Nothing is copied or allocated. `f` runs while the store's state is borrowed, so it must
-    /// not call back into the store.
+    /// not call back into the store. `now` is the store's clock ([`Store::now_ms`]) as the
+    /// caller last read it (the node reads it once per batch of requests).
     pub fn read_now<R>(
         &self,
         key: &[u8],
+        now: u64,
         f: impl FnOnce(Option<ValueView<'_>>) -> R,
     ) -> Option<Result<R>> {
         if let Err(e) = check_key(key) {
             return Some(Err(e));
         }
         let shared = &self.shared;
-        let now = shared.clock.now_ms();
         let mut st = shared.state.borrow_mut();
         st.counters.gets += 1;
         let st = &*st;

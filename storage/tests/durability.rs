@@ -349,3 +349,41 @@ fn limits_are_typed_errors_that_write_nothing() {
         store.close().await.expect("close");
     });
 }
+
+/// Waits for the store's next progress while `wait` is not durable yet; its final answer.
+async fn durable_or_error(
+    store: &ringstore_storage::Store<SimDisk>,
+    wait: ringstore_storage::DurableWait,
+) -> ringstore_storage::Result<bool> {
+    loop {
+        let progress = store.progress_listener();
+        match store.is_durable(wait) {
+            Ok(false) => progress.await,
+            answer => return answer,
+        }
+    }
+}
+
+/// The node's acknowledger sees writes through `put_now`, `progress_listener` and `is_durable`
+/// instead of awaiting each one: a Sync write is reported durable only after its flush, and a
+/// write whose fsync fails is never reported durable but Poisoned, as `put` would return.
+#[test]
+fn a_failed_flush_is_never_reported_durable() {
+    common::run(|| async {
+        let disk = common::sim(63);
+        let clock = ManualClock::new(common::T0_MS);
+        let store = common::open_sim(&disk, common::test_config(), &clock).await.expect("open");
+        let ok = store.put_now(b"ok", b"v", opts(Durability::Sync)).expect("append");
+        let wait = ok.wait.expect("a Sync put waits for its flush");
+        assert!(!store.is_durable(wait).expect("healthy"), "not durable before its flush");
+        assert!(durable_or_error(&store, wait).await.expect("healthy"), "durable after it");
+        let buffered = store.put_now(b"n", b"v", opts(Durability::NoSync)).expect("append");
+        assert!(buffered.wait.is_none(), "a NoSync put waits for nothing");
+        disk.fail_next(SimOp::Fsync);
+        let victim = store.put_now(b"victim", b"v", opts(Durability::Sync)).expect("append");
+        let wait = victim.wait.expect("a Sync put waits for its flush");
+        assert_poisoned(durable_or_error(&store, wait).await, "a write whose fsync failed");
+        assert_poisoned(store.put_now(b"later", b"v", opts(Durability::NoSync)), "later append");
+        assert!(store.close().await.is_err(), "close reports the poisoning");
+    });
+}

@@ -64,7 +64,7 @@ fn put_now_writes_what_write_writes() {
         ];
         for (i, (options, version, ttl)) in cases.into_iter().enumerate() {
             let pairs = row(i as i64);
-            let done = ts.put_now(&a, refs(&pairs), options, NOSYNC, &mut scratch, |_| true);
+            let done = ts.put_now(&a, refs(&pairs), options, NOSYNC, T0_MS, &mut scratch, |_| true);
             let (outcome, wait) = done.expect("taken inline").unwrap();
             assert!(wait.is_none(), "a NoSync put waits for nothing");
             let mut op = WriteOp::put(&pairs);
@@ -118,7 +118,7 @@ fn put_now_declines_what_needs_the_general_path() {
             ),
         ];
         for (what, pairs, options) in &refused {
-            let done = ts.put_now(&a, refs(pairs), *options, NOSYNC, &mut scratch, |_| true);
+            let done = ts.put_now(&a, refs(pairs), *options, NOSYNC, T0_MS, &mut scratch, |_| true);
             assert!(done.is_none(), "{what}: declined");
             let mut op = WriteOp::put(pairs);
             if let Some(v) = options.version {
@@ -127,10 +127,12 @@ fn put_now_declines_what_needs_the_general_path() {
             assert!(ts.write("a", &op, NOSYNC).await.is_err(), "{what}: the general path refuses");
         }
         let conditional = PutOptions { condition: Condition::IfAbsent, ..Default::default() };
-        let done = ts.put_now(&a, refs(&good), conditional, NOSYNC, &mut scratch, |_| true);
+        let done = ts.put_now(&a, refs(&good), conditional, NOSYNC, T0_MS, &mut scratch, |_| true);
         assert!(done.is_none(), "a conditional put reads first");
         let done =
-            ts.put_now(&a, refs(&good), PutOptions::default(), NOSYNC, &mut scratch, |_| false);
+            ts.put_now(&a, refs(&good), PutOptions::default(), NOSYNC, T0_MS, &mut scratch, |_| {
+                false
+            });
         assert!(done.is_none(), "another shard's row");
         let key = [("dev", Value::String("d-1".into())), ("ts", Value::Timestamp(1))];
         assert_eq!(
@@ -140,8 +142,15 @@ fn put_now_declines_what_needs_the_general_path() {
         );
         let v = ts.table("v").unwrap();
         let pairs = [("k", Value::Long(1)), ("n", Value::Long(2))];
-        let done =
-            ts.put_now(&v, refs(&pairs), PutOptions::default(), NOSYNC, &mut scratch, |_| true);
+        let done = ts.put_now(
+            &v,
+            refs(&pairs),
+            PutOptions::default(),
+            NOSYNC,
+            T0_MS,
+            &mut scratch,
+            |_| true,
+        );
         assert!(done.is_none(), "a multi-version table keeps older versions");
     })
 }

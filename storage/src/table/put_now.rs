@@ -53,13 +53,16 @@ impl<D: Disk> TableStore<D> {
     /// encoded shard key and says whether this shard owns its partition. Returns None, having
     /// done nothing, when the put must take the general path (see the module docs) or another
     /// shard owns it; otherwise the outcome and what is left to wait for before acknowledging
-    /// (as [`TableStore::write_now`]).
+    /// (as [`TableStore::write_now`]). `now` is the store's clock as the caller last read it
+    /// ([`crate::Store::now_ms`]): the version of a put without one, and where TTLs count from.
+    #[allow(clippy::too_many_arguments)]
     pub fn put_now<'n, 'v>(
         &self,
         t: &CatalogTable,
         pairs: impl Iterator<Item = (&'n str, ValueRef<'v>)>,
         options: PutOptions,
         durability: Durability,
+        now: u64,
         scratch: &mut PutScratch,
         owns: impl FnOnce(&[u8]) -> bool,
     ) -> Option<OpResult<(WriteOutcome, Option<DurableWait>)>> {
@@ -86,7 +89,6 @@ impl<D: Disk> TableStore<D> {
         if !owns(&scratch.key[..shard_key_len]) {
             return None;
         }
-        let now = self.store.now_ms();
         let version = match options.version {
             Some(v) => check_window(schema, v, now).ok()?,
             None => now,

@@ -154,7 +154,7 @@ impl<D: Disk> TableStore<D> {
             let stored = StoredRow::decode(schema, value)?;
             Ok(table_row(schema, &key, Some(&key_values), &stored, select, now)?)
         };
-        if let Some(answer) = self.store.read_now(&key, |v| row(v.map(|v| v.value))) {
+        if let Some(answer) = self.store.read_now(&key, now, |v| row(v.map(|v| v.value))) {
             return answer?;
         }
         let value = self.store.get(&key).await?;
@@ -166,13 +166,14 @@ impl<D: Disk> TableStore<D> {
     /// a row not flushed yet, or no live row (`f(None)`); None, without calling `f`, when it
     /// must be read from disk. Nothing is copied: the node's inline path encodes the response
     /// straight from these bytes (`visit_row`, `for_each_version`). `f` must not call back into
-    /// the store.
+    /// the store. `now_ms` is the store's clock as the caller last read it ([`Store::now_ms`]).
     pub fn read_stored_now<R>(
         &self,
         key: &[u8],
+        now_ms: u64,
         f: impl FnOnce(Option<&[u8]>) -> R,
     ) -> Option<OpResult<R>> {
-        let answer = self.store.read_now(key, |v| f(v.map(|v| v.value)))?;
+        let answer = self.store.read_now(key, now_ms, |v| f(v.map(|v| v.value)))?;
         Some(answer.map_err(Into::into))
     }
 
