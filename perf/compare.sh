@@ -56,6 +56,8 @@ OUT=
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 die() { echo "compare.sh: $*" >&2; exit 2; }
+# shellcheck source=perf/node-ready.sh
+. "$here/node-ready.sh"
 
 while (($#)); do
     case $1 in
@@ -213,13 +215,7 @@ start_node() {
     echo "\$ $bin/ringstore-node ${args[*]}" >"$log"
     "$bin/ringstore-node" "${args[@]}" >>"$log" 2>&1 &
     SERVER_PID=$!
-    for _ in $(seq 200); do
-        grep -q 'ringstore-node ready' "$log" && break
-        kill -0 "$SERVER_PID" 2>/dev/null || die "ringstore-node exited; see $log"
-        sleep 0.05
-    done
-    NODE_ADDR=$(sed -n 's/.*ready listen=\([^ ]*\).*/\1/p' "$log")
-    [[ -n $NODE_ADDR ]] || die "ringstore-node did not print its ready line; see $log"
+    NODE_ADDR=$(node_ready_addr "$log" "$SERVER_PID")
 }
 
 # start_redis PERSISTENCE LOG: starts redis-server on a fresh directory; sets SERVER_PID, REDIS_PORT

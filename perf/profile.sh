@@ -51,6 +51,8 @@ OUT=
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 die() { echo "profile.sh: $*" >&2; exit 2; }
+# shellcheck source=perf/node-ready.sh
+. "$here/node-ready.sh"
 
 while (($#)); do
     case $1 in
@@ -142,13 +144,7 @@ if [[ -z $PID ]]; then
     "${node_cmd[@]}" >>"$OUT/node.log" 2>&1 &
     PID=$!
     NODE_STARTED=$PID
-    for _ in $(seq 200); do
-        grep -q 'ringstore-node ready' "$OUT/node.log" && break
-        kill -0 "$PID" 2>/dev/null || die "ringstore-node exited; see $OUT/node.log"
-        sleep 0.05
-    done
-    ADDR=$(sed -n 's/.*ready listen=\([^ ]*\).*/\1/p' "$OUT/node.log")
-    [[ -n $ADDR ]] || die "ringstore-node did not print its ready line; see $OUT/node.log"
+    ADDR=$(node_ready_addr "$OUT/node.log" "$PID")
 else
     node_cmd=("(attached to running pid $PID: $(tr '\0' ' ' <"/proc/$PID/cmdline"))")
     echo "${node_cmd[*]}" >"$OUT/node.log"
