@@ -96,14 +96,15 @@ impl<D: Disk> Store<D> {
                 expiry_ms: v.expiry_ms,
             })
         };
-        if let Some(answer) = self.read_now(key, self.shared.clock.now_ms(), owned) {
+        let shared = &self.shared;
+        // One clock reading for both steps: with a second one the entry could expire in between.
+        let now = shared.clock.now_ms();
+        if let Some(answer) = self.read_now(key, now, owned) {
             return answer;
         }
-        let shared = &self.shared;
-        let now = shared.clock.now_ms();
         let (entry, file) = {
             let st = shared.state.borrow();
-            // read_now found the key live and on disk, and nothing ran since.
+            // read_now found the key live at `now` and on disk, and nothing ran since.
             let entry = st.index.get(key).filter(|e| !e.is_expired(now)).expect("key is live");
             (entry, st.segments.file(entry.location().segment()))
         };
