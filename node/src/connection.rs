@@ -274,6 +274,9 @@ fn handle_request(
     if out.killed.get() {
         return;
     }
+    // An inline request takes no in-flight slot, but one that turns out to wait for durability
+    // needs one after it was written: at either limit every request goes the general way, which
+    // answers BUSY before running anything.
     if out.inflight.get() >= shard.limits.inflight_per_connection
         || shard.inflight.get() >= shard.limits.inflight_per_shard
     {

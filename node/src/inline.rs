@@ -4,7 +4,7 @@
 //!
 //! What runs inline (everything else gets a task of its own, `dispatch.rs`):
 //! - a Get on this shard whose row is in memory: a record cache hit, a row not flushed yet, or a
-//!   row that does not exist (`TableStore::get_now`);
+//!   row that does not exist (`TableStore::read_stored_now`), encoded from the stored bytes;
 //! - a Put on this shard that needs no read (single-version table, no condition): checked,
 //!   encoded into the shard's reused key and row buffers, appended to the log and applied to the
 //!   index here, from the request's borrowed fields (`TableStore::put_now`);
@@ -12,8 +12,8 @@
 //!   no read: the same through the table layer's owned values (`TableStore::write_now`).
 //!
 //! A `NoSync` write is then answered at once; a `Sync` or `WriteNoSync` write leaves its encoded
-//! response and the group commit sequence it waits for, and a small task sends the response once
-//! the flusher reports it durable (`connection.rs`).
+//! response and the group commit sequence it waits for to the shard's acknowledger, which sends
+//! it once the flusher has made it durable (`durable_acks.rs`).
 //!
 //! No task is spawned, no future allocated and no response copied for an inline request: the
 //! response is encoded straight into the output buffer. A cache-hit Get and a `NoSync` Put
