@@ -190,9 +190,7 @@ impl<D: Disk> Store<D> {
 
     /// Waits until an appended write is as durable as it asked (see [`Store::put_now`]).
     pub async fn wait(&self, wait: DurableWait) -> Result<()> {
-        group_commit::wait_for(&self.shared, wait.seq, wait.synced).await?;
-        self.wake_maintenance_if_due();
-        Ok(())
+        group_commit::wait_for(&self.shared, wait.seq, wait.synced).await
     }
 
     /// Whether an appended write is now as durable as it asked: Ok(false) while it is not, and
@@ -218,10 +216,7 @@ impl<D: Disk> Store<D> {
     async fn wait_appended(&self, wait: Option<DurableWait>) -> Result<()> {
         match wait {
             Some(w) => self.wait(w).await,
-            None => {
-                self.wake_maintenance_if_due();
-                Ok(())
-            }
+            None => Ok(()),
         }
     }
 
@@ -255,7 +250,6 @@ impl<D: Disk> Store<D> {
     ) -> Result<Option<u64>> {
         let Some((lsn, seq)) = self.append_if(ops, check)? else { return Ok(None) };
         group_commit::wait_durable(&self.shared, seq, durability).await?;
-        self.wake_maintenance_if_due();
         Ok(Some(lsn))
     }
 
@@ -273,6 +267,10 @@ impl<D: Disk> Store<D> {
         }
         let (lsn, seq) = st.append_ops(ops)?;
         count_write(&mut st.counters, ops);
+        drop(st);
+        // Here, not after the wait: writes appended by the node's inline path are never awaited
+        // through the store, and they must still bring on the periodic checkpoint.
+        self.wake_maintenance_if_due();
         Ok(Some((lsn, seq)))
     }
 
