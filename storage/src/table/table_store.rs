@@ -148,17 +148,9 @@ impl<D: Disk> TableStore<D> {
         check_select(schema, select)?;
         let key_values = primary_key_values(schema, key)?;
         let key = encode_primary_key_refs(schema, &key_values)?;
-        let now = self.store.now_ms();
-        let row = |value: Option<&[u8]>| -> OpResult<Option<TableRow>> {
-            let Some(value) = value else { return Ok(None) };
-            let stored = StoredRow::decode(schema, value)?;
-            Ok(table_row(schema, &key, Some(&key_values), &stored, select, now)?)
-        };
-        if let Some(answer) = self.store.read_now(&key, now, |v| row(v.map(|v| v.value))) {
-            return answer?;
-        }
-        let value = self.store.get(&key).await?;
-        row(value.as_ref().map(|v| &v.value[..]))
+        let Some(value) = self.store.get(&key).await? else { return Ok(None) };
+        let stored = StoredRow::decode(schema, &value.value)?;
+        Ok(table_row(schema, &key, Some(&key_values), &stored, select, self.store.now_ms())?)
     }
 
     /// The stored row under encoded key `key` (see `stored_row.rs`), borrowed from memory for
