@@ -206,12 +206,11 @@ pub fn encode_get_stored(
     w.bytes(key);
     let count_at = w.buf.len();
     w.u16(0);
-    let ((from, to), max) = select.bounds();
+    let (range, max) = select.bounds();
     let mut picked = 0usize;
     let mut fields = Ok(());
     let token = for_each_version(schema, stored, |v| {
-        let wanted = !v.is_expired(now_ms) && v.version >= from && v.version < to;
-        if fields.is_err() || picked == max || !wanted {
+        if fields.is_err() || picked == max || !v.is_readable(range, now_ms) {
             return;
         }
         picked += 1;

@@ -46,6 +46,12 @@ impl<B> StoredVersion<B> {
     pub fn is_expired(&self, now_ms: u64) -> bool {
         self.expiry_ms != 0 && self.expiry_ms <= now_ms
     }
+
+    /// Whether a read returns this version: unexpired, and in the `[from, to)` range of
+    /// [`super::request::VersionSelect::bounds`].
+    pub fn is_readable(&self, (from, to): (u64, u64), now_ms: u64) -> bool {
+        !self.is_expired(now_ms) && self.version >= from && self.version < to
+    }
 }
 
 /// A decoded stored row; `versions` newest first. Borrowed (`&[u8]` rows) when decoded from a

@@ -219,11 +219,7 @@ pub(crate) fn table_row(
     now_ms: u64,
 ) -> TableResult<Option<TableRow>> {
     let (range, max) = select.bounds();
-    let picked = stored
-        .versions
-        .iter()
-        .filter(|v| !v.is_expired(now_ms) && v.version >= range.0 && v.version < range.1)
-        .take(max);
+    let picked = stored.versions.iter().filter(|v| v.is_readable(range, now_ms)).take(max);
     let mut picked = picked.peekable();
     if picked.peek().is_none() {
         return Ok(None);
