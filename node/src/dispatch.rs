@@ -37,13 +37,8 @@ pub async fn handle_frame(
             frame
         }
         Err(e) => {
-            Counters::add(&shard.counters.errors, 1);
-            if let RequestError::Busy { .. } = e {
-                Counters::add(&shard.counters.busy, 1);
-            }
-            let reply = e.reply();
             shard.buffers.give(out.buf);
-            error_frame(header.opcode, header.request_id, reply.code, &reply.message)
+            failure_frame(shard, header, e)
         }
     }
 }
@@ -75,6 +70,16 @@ async fn respond(
 /// The header of a response.
 pub fn response_header(opcode: Opcode, request_id: u64, body_len: u32, status: u16) -> FrameHeader {
     FrameHeader::new(opcode, Flags(Flags::RESPONSE), request_id, body_len, status)
+}
+
+/// The error response to a request that failed, counted in the shard's statistics.
+pub fn failure_frame(shard: &Shard, header: Header, e: RequestError) -> Vec<u8> {
+    Counters::add(&shard.counters.errors, 1);
+    if let RequestError::Busy { .. } = e {
+        Counters::add(&shard.counters.busy, 1);
+    }
+    let reply = e.reply();
+    error_frame(header.opcode, header.request_id, reply.code, &reply.message)
 }
 
 /// A whole error response frame: status `code`, the message as the body.

@@ -20,10 +20,9 @@ use ringstore_net::Header;
 use ringstore_storage::table::OpError;
 use ringstore_storage::DurableWait;
 
-use crate::dispatch::error_frame;
-use crate::error::RequestError;
+use crate::dispatch::failure_frame;
 use crate::output::Output;
-use crate::shard::{Counters, InflightSlot, Shard};
+use crate::shard::{InflightSlot, Shard};
 
 /// A written request whose response waits for durability.
 #[derive(Debug)]
@@ -72,9 +71,7 @@ impl DurableAcks {
                 Ok(_) => w.frame,
                 Err(e) => {
                     shard.buffers.give(w.frame);
-                    Counters::add(&shard.counters.errors, 1);
-                    let reply = RequestError::from(OpError::from(e)).reply();
-                    error_frame(w.header.opcode, w.header.request_id, reply.code, &reply.message)
+                    failure_frame(shard, w.header, OpError::from(e).into())
                 }
             };
             // Consecutive entries are mostly one connection's pipelined writes: each connection
