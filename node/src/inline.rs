@@ -60,7 +60,7 @@ pub fn run(shard: &Rc<Shard>, h: Header, body: &[u8], now_ms: u64, out: &mut Vec
     match req {
         Request::Get { table, key, versions } => get(shard, h, table, key, versions, now_ms, out),
         Request::Write { table, body: WriteBody::Put { row }, options } => {
-            put(shard, h, table, row, &options, (durability, now_ms), out)
+            put(shard, h, table, row, &options, durability, now_ms, out)
         }
         Request::Write { .. } if route(shard, &req, false) != Route::Local => Inline::Spawn,
         Request::Write { table, body, options } => {
@@ -87,7 +87,8 @@ fn put(
     table: &str,
     row: FieldList<'_>,
     options: &WriteOptions,
-    (durability, now_ms): (Durability, u64),
+    durability: Durability,
+    now_ms: u64,
     out: &mut Vec<u8>,
 ) -> Inline {
     let Ok(t) = shard.tables.table(table) else { return Inline::Spawn };
