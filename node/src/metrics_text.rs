@@ -107,6 +107,20 @@ const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
     ("fsync_us_p99", Gauge, "99th percentile fdatasync latency in microseconds."),
     ("fsync_us_p999", Gauge, "99.9th percentile fdatasync latency in microseconds."),
     ("fsync_us_max", Gauge, "Longest fdatasync in microseconds."),
+    (
+        "durable_writes",
+        Counter,
+        "Log writes made durable on their own (O_DSYNC), with no fdatasync.",
+    ),
+    ("durable_write_us_p50", Gauge, "Median durable (O_DSYNC) log write latency in microseconds."),
+    ("durable_write_us_p99", Gauge, "99th percentile durable log write latency in microseconds."),
+    ("durable_write_us_max", Gauge, "Longest durable log write in microseconds."),
+    ("segment_preallocations", Counter, "Segment files zero-filled ahead of need."),
+    (
+        "segment_preallocations_failed",
+        Counter,
+        "Segment preallocations that failed (segments then grow).",
+    ),
 ];
 
 /// Help text and type of a statistic (its name without the `ringstore_` prefix).

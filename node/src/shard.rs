@@ -126,6 +126,12 @@ impl Shard {
         push("fsync_us_p99", s.fsync_us.p99);
         push("fsync_us_p999", s.fsync_us.p999);
         push("fsync_us_max", s.fsync_us.max);
+        push("durable_writes", s.counters.durable_writes);
+        push("durable_write_us_p50", s.durable_write_us.p50);
+        push("durable_write_us_p99", s.durable_write_us.p99);
+        push("durable_write_us_max", s.durable_write_us.max);
+        push("segment_preallocations", s.counters.preallocations);
+        push("segment_preallocations_failed", s.counters.preallocations_failed);
         ShardStats { shard: self.id as u16, values }
     }
 }

@@ -23,6 +23,9 @@ pub struct StoreConfig {
     pub maintenance_interval_ms: u64,
     /// CPU shares of the maintenance task queue, against 1000 for the foreground queue.
     pub maintenance_shares: usize,
+    /// Keep the next segment file zero-filled ahead of need, so flushes overwrite instead of
+    /// growing a file ([`crate::log::preallocate`]). Costs one segment of disk per store.
+    pub preallocate_segments: bool,
 }
 
 impl Default for StoreConfig {
@@ -36,6 +39,7 @@ impl Default for StoreConfig {
             background_maintenance: true,
             maintenance_interval_ms: 1000,
             maintenance_shares: 100,
+            preallocate_segments: true,
         }
     }
 }

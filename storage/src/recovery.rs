@@ -1,6 +1,7 @@
 //! Recovery: load the checkpoint, replay the log written after it, and start a fresh segment.
 //!
-//! 1. List the directory; remove a leftover `checkpoint.tmp` (a checkpoint that never published).
+//! 1. List the directory; remove a leftover `checkpoint.tmp` (a checkpoint that never published)
+//!    and a leftover `seg-prepared.tmp` (a segment file being zero-filled ahead of need).
 //! 2. Load `checkpoint` (memory-mapped), verify every checksum, rebuild the index from it.
 //! 3. Scan each segment from where the checkpoint says replay starts (its whole record area if
 //!    the checkpoint does not know it). Records with an LSN at or below the checkpoint's are
@@ -22,6 +23,7 @@ use crate::config::StoreConfig;
 use crate::constants::*;
 use crate::disk::{Disk, DiskFile};
 use crate::index::{Index, IndexEntry, Location};
+use crate::log::preallocate;
 use crate::log::scan::{ScanItem, ScannedRecord, SegmentScanner};
 use crate::log::segment_file::{check_header, parse_segment_file_name};
 use crate::log::writer::LogWriter;
@@ -76,6 +78,7 @@ pub(crate) async fn recover<D: Disk>(
         let tmp = dir.join(checkpoint::CHECKPOINT_TMP_FILE);
         disk.remove(&tmp).await.map_err(|e| Error::io("remove", &tmp, e))?;
     }
+    preallocate::remove_leftover(disk, dir).await?;
     let mut report = RecoveryReport::default();
     let loaded = checkpoint::load(disk, dir).await?;
     let (index, checkpoint_lsn, marks) = match loaded {
@@ -147,12 +150,15 @@ async fn open_segment<D: Disk>(
             what: format!("segment header: {what}"),
         });
     }
+    // The bytes in use: the whole file unless the scan shows it ends in zeros (a preallocated
+    // segment, docs/FORMAT.md), whose zeros are neither data nor garbage.
+    let mut end = size;
     if start != REPLAY_NONE {
-        replay_segment(&file, id, start.max(SEGMENT_HEADER_BYTES), size, replay, report)
+        end = replay_segment(&file, id, start.max(SEGMENT_HEADER_BYTES), size, replay, report)
             .await
             .map_err(|e| Error::io("read", &path, e))?;
     }
-    Ok(Some(SegmentInfo::new(Some(std::rc::Rc::new(file)), align_up(size, DMA_ALIGN_BYTES), true)))
+    Ok(Some(SegmentInfo::new(Some(std::rc::Rc::new(file)), align_up(end, DMA_ALIGN_BYTES), true)))
 }
 
 async fn replay_segment<F: DiskFile>(
@@ -162,7 +168,7 @@ async fn replay_segment<F: DiskFile>(
     size: u64,
     replay: &mut Replay,
     report: &mut RecoveryReport,
-) -> std::io::Result<()> {
+) -> std::io::Result<u64> {
     let mut scanner = SegmentScanner::new(file, id, start, size);
     while let Some(item) = scanner.next().await? {
         match item {
@@ -182,8 +188,9 @@ async fn replay_segment<F: DiskFile>(
         }
     }
     replay.discard_batch(report);
-    report.bytes_scanned += size.saturating_sub(start);
-    Ok(())
+    let end = scanner.data_end().max(start);
+    report.bytes_scanned += end - start;
+    Ok(end)
 }
 
 impl Replay {
@@ -277,6 +284,7 @@ fn build_state<D: Disk>(
         log: LogWriter::new(config.segment_size_bytes, active, 0),
         segments,
         inflight: Vec::new(),
+        prepared: Default::default(),
         next_lsn: replay.max_lsn + 1,
         written_seq: 0,
         synced_seq: 0,

@@ -36,6 +36,8 @@ pub(crate) struct Shared<D: Disk> {
     pub flush_wanted: Event,
     /// Wakes the maintenance task (compaction, checkpoints).
     pub maintenance_wanted: Event,
+    /// Wakes the segment preparer ([`crate::log::preallocate`]).
+    pub prepare_wanted: Event,
     /// One compaction or checkpoint at a time.
     pub maintenance_lock: glommio::sync::Semaphore,
     /// The layer above's say in what compaction keeps.
@@ -49,6 +51,8 @@ pub(crate) struct State<D: Disk> {
     pub segments: SegmentTable<D::File>,
     /// Chunks the flusher is writing; reads of their records are served from here.
     pub inflight: Vec<Chunk>,
+    /// A zero-filled, fsynced file ready to become the next segment.
+    pub prepared: crate::log::preallocate::Prepared<D::File>,
     pub next_lsn: u64,
     pub written_seq: u64,
     pub synced_seq: u64,

@@ -16,6 +16,8 @@ pub struct Counters {
     pub flushed_records: u64,
     pub flush_records_max: u64,
     pub fsyncs: u64,
+    /// Writes made durable on their own (O_DSYNC) instead of by a following fdatasync.
+    pub durable_writes: u64,
     pub fsync_us_total: u64,
     pub fsync_us_max: u64,
     pub compactions: u64,
@@ -24,6 +26,10 @@ pub struct Counters {
     pub segments_deleted: u64,
     pub checkpoints: u64,
     pub corrupt_reads: u64,
+    /// Segment files zero-filled ahead of need ([`crate::log::preallocate`]).
+    pub preallocations: u64,
+    /// Preallocations that failed (the store then grows segments as it writes them).
+    pub preallocations_failed: u64,
 }
 
 /// Latency and batch-size distributions of the log.
@@ -31,6 +37,8 @@ pub struct Counters {
 pub struct Histograms {
     /// fdatasync latency in microseconds.
     pub fsync_us: hdrhistogram::Histogram<u64>,
+    /// Latency of durable (O_DSYNC) writes in microseconds: write and sync in one.
+    pub durable_write_us: hdrhistogram::Histogram<u64>,
     /// Records written per flush (the group-commit batch size).
     pub flush_records: hdrhistogram::Histogram<u64>,
 }
@@ -41,7 +49,11 @@ impl Default for Histograms {
         let new = |max| {
             hdrhistogram::Histogram::new_with_bounds(1, max, 3).expect("static bounds are valid")
         };
-        Histograms { fsync_us: new(60_000_000), flush_records: new(1 << 32) }
+        Histograms {
+            fsync_us: new(60_000_000),
+            durable_write_us: new(60_000_000),
+            flush_records: new(1 << 32),
+        }
     }
 }
 
@@ -82,6 +94,7 @@ pub struct StoreStats {
     pub poisoned: Option<String>,
     pub counters: Counters,
     pub fsync_us: Percentiles,
+    pub durable_write_us: Percentiles,
     pub flush_records: Percentiles,
 }
 

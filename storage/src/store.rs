@@ -13,6 +13,7 @@ use crate::config::StoreConfig;
 use crate::constants::*;
 use crate::disk::Disk;
 use crate::log::group_commit::{self, Durability, DurableWait};
+use crate::log::preallocate;
 use crate::record::{self, RecordKind};
 use crate::recovery::{self, RecoveryReport};
 use crate::state::{check_key, check_value, Op, Shared, State};
@@ -71,7 +72,8 @@ pub struct Value {
 pub struct Store<D: Disk = crate::disk::dma::DmaDisk> {
     pub(crate) shared: Rc<Shared<D>>,
     flusher: RefCell<Option<Task<()>>>,
-    maintenance: RefCell<Option<Task<()>>>,
+    /// The maintenance task and the segment preparer, stopped by `close`.
+    background: RefCell<Vec<Task<()>>>,
     report: RecoveryReport,
 }
 
@@ -106,16 +108,19 @@ impl<D: Disk> Store<D> {
             progress: Event::new(),
             flush_wanted: Event::new(),
             maintenance_wanted: Event::new(),
+            prepare_wanted: Event::new(),
             maintenance_lock: glommio::sync::Semaphore::new(1),
             compaction_filter: RefCell::new(None),
         });
+        if shared.config.preallocate_segments {
+            preallocate::prepare_at_open(&shared).await;
+        }
         let flusher = glommio::spawn_local(group_commit::run_flusher(shared.clone()));
-        let maintenance =
-            shared.config.background_maintenance.then(|| spawn_maintenance(&shared)).transpose()?;
+        let background = spawn_background(&shared)?;
         Ok(Store {
             shared,
             flusher: RefCell::new(Some(flusher)),
-            maintenance: RefCell::new(maintenance),
+            background: RefCell::new(background),
             report,
         })
     }
@@ -313,6 +318,7 @@ impl<D: Disk> Store<D> {
             poisoned: st.poisoned.clone(),
             counters: st.counters,
             fsync_us: Percentiles::of(&st.histograms.fsync_us),
+            durable_write_us: Percentiles::of(&st.histograms.durable_write_us),
             flush_records: Percentiles::of(&st.histograms.flush_records),
         }
     }
@@ -322,14 +328,16 @@ impl<D: Disk> Store<D> {
     pub async fn close(self) -> Result<()> {
         self.shared.state.borrow_mut().closing = true;
         self.shared.maintenance_wanted.notify(usize::MAX);
-        let maintenance = self.maintenance.borrow_mut().take();
-        if let Some(t) = maintenance {
+        self.shared.prepare_wanted.notify(usize::MAX);
+        let background = std::mem::take(&mut *self.background.borrow_mut());
+        for t in background {
             t.await;
         }
         let result = match group_commit::sync_all(&self.shared).await {
             Ok(()) => self.checkpoint().await.map(|_| ()),
             Err(e) => Err(e),
         };
+        let result = result.and(preallocate::remove_at_close(&self.shared).await);
         self.shared.state.borrow_mut().flusher_stop = true;
         self.shared.flush_wanted.notify(usize::MAX);
         let flusher = self.flusher.borrow_mut().take();
@@ -340,14 +348,30 @@ impl<D: Disk> Store<D> {
     }
 }
 
-fn spawn_maintenance<D: Disk>(shared: &Rc<Shared<D>>) -> Result<Task<()>> {
+/// Spawns the tasks the config asks for, in one low-priority task queue: maintenance
+/// (compaction and checkpoints) and the segment preparer.
+fn spawn_background<D: Disk>(shared: &Rc<Shared<D>>) -> Result<Vec<Task<()>>> {
+    let config = &shared.config;
+    if !config.background_maintenance && !config.preallocate_segments {
+        return Ok(Vec::new());
+    }
     let queue = glommio::executor().create_task_queue(
-        Shares::Static(shared.config.maintenance_shares),
+        Shares::Static(config.maintenance_shares),
         Latency::NotImportant,
         "maintenance",
     );
-    glommio::spawn_local_into(compaction::run_maintenance(shared.clone()), queue)
-        .map_err(|e| Error::Config { what: format!("cannot spawn the maintenance task: {e}") })
+    let spawn_err =
+        |e| Error::Config { what: format!("cannot spawn the store's background tasks: {e}") };
+    let mut tasks = Vec::new();
+    if config.background_maintenance {
+        let t = glommio::spawn_local_into(compaction::run_maintenance(shared.clone()), queue);
+        tasks.push(t.map_err(spawn_err)?);
+    }
+    if config.preallocate_segments {
+        let t = glommio::spawn_local_into(preallocate::run_preparer(shared.clone()), queue);
+        tasks.push(t.map_err(spawn_err)?);
+    }
+    Ok(tasks)
 }
 
 fn count_write(c: &mut crate::stats::Counters, ops: &[Op<'_>]) {

@@ -186,7 +186,9 @@ fn newest(bytes: &[u8], i: usize) -> common::FoundRecord {
 
 fn small_config() -> StoreConfig {
     // No cache: its table is sized from the capacity, which would hide what recovery allocates.
-    StoreConfig { cache_capacity_bytes: 0, ..common::test_config() }
+    // No preallocation: open zero-fills the next segment (a whole segment of simulated file),
+    // which would hide it too.
+    StoreConfig { cache_capacity_bytes: 0, preallocate_segments: false, ..common::test_config() }
 }
 
 /// A fresh checked disk holding `bytes` as segment 1, and a store opened on it. Returns the

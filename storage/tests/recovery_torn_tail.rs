@@ -20,6 +20,12 @@ use ringstore_storage::{record, BatchOp, Durability, ManualClock, Store, WriteOp
 
 const EARLIER: usize = 8;
 
+/// Segments that grow with each write, so that a cut file is what a crash in the last write
+/// leaves (a torn write inside a preallocated segment is tested in preallocate.rs).
+fn grown_config() -> ringstore_storage::StoreConfig {
+    ringstore_storage::StoreConfig { preallocate_segments: false, ..common::test_config() }
+}
+
 fn key(i: usize) -> Vec<u8> {
     format!("key-{i}").into_bytes()
 }
@@ -37,7 +43,7 @@ where
 {
     let disk = common::sim(31);
     let clock = ManualClock::new(common::T0_MS);
-    let store = common::open_sim(&disk, common::test_config(), &clock).await.expect("open");
+    let store = common::open_sim(&disk, grown_config(), &clock).await.expect("open");
     for i in 0..EARLIER {
         store.put(&key(i), &value(i), WriteOptions::default()).await.expect("put");
     }
@@ -62,7 +68,7 @@ where
 async fn open_cut(bytes: &[u8], len: usize, clock: &ManualClock) -> (SimDisk, Store<SimDisk>) {
     let disk = common::sim(32);
     disk.set_file_bytes(&common::seg_path(1), bytes[..len].to_vec());
-    let store = common::open_sim(&disk, common::test_config(), clock).await.expect("reopen");
+    let store = common::open_sim(&disk, grown_config(), clock).await.expect("reopen");
     (disk, store)
 }
 
@@ -90,7 +96,7 @@ fn assert_torn_at(report: &RecoveryReport, start: usize, cut: usize) {
 async fn assert_writes_survive(disk: &SimDisk, store: Store<SimDisk>, clock: &ManualClock) {
     store.put(b"after-recovery", b"new", WriteOptions::default()).await.expect("put after cut");
     store.close().await.expect("close");
-    let store = common::open_sim(disk, common::test_config(), clock).await.expect("reopen again");
+    let store = common::open_sim(disk, grown_config(), clock).await.expect("reopen again");
     let got = store.get(b"after-recovery").await.expect("get").expect("new write present");
     assert_eq!(&got.value[..], b"new");
     assert_eq!(store.recovery_report().corrupt, vec![]);
@@ -216,7 +222,7 @@ fn a_segment_whose_header_write_was_torn_is_removed_as_a_crash_leftover() {
             let disk = common::sim(33);
             disk.set_file_bytes(&common::seg_path(1), bytes.clone());
             disk.set_file_bytes(&common::seg_path(2), header[..landed].to_vec());
-            let store = common::open_sim(&disk, common::test_config(), &clock).await.expect("open");
+            let store = common::open_sim(&disk, grown_config(), &clock).await.expect("open");
             let report = store.recovery_report().clone();
             assert!(report.corrupt.is_empty(), "{landed} header bytes landed: {report:?}");
             assert!(

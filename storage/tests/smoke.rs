@@ -34,3 +34,61 @@ fn put_get_delete_reopen_on_dma_disk() {
         store.close().await.expect("close");
     });
 }
+
+/// The file operations preallocation relies on, on the real disk: a renamed file's size is its
+/// own (glommio's `file_size` stats the old path, which by then names another file), and a
+/// durable (O_DSYNC) write through a renamed file lands in it.
+#[test]
+fn a_renamed_dma_file_keeps_its_size_and_takes_durable_writes() {
+    use ringstore_storage::disk::{Disk, DiskFile};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().to_path_buf();
+    common::run(move || async move {
+        let disk = DmaDisk;
+        disk.prepare_dir(&root).await.expect("prepare");
+        let (a, b) = (root.join("a"), root.join("b"));
+        let file = disk.create(&a).await.expect("create a");
+        file.write_at(file.alloc_buf(8192), 0).await.expect("write");
+        disk.rename(&a, &b).await.expect("rename a to b");
+        let other = disk.create(&a).await.expect("create a again");
+        other.write_at(other.alloc_buf(4096), 0).await.expect("write");
+        assert_eq!(file.size().await.expect("size"), 8192, "the renamed file's own size");
+        assert_eq!(other.size().await.expect("size"), 4096);
+        let mut buf = file.alloc_buf(4096);
+        buf.as_mut()[..5].copy_from_slice(b"hello");
+        file.write_at_durable(buf, 4096).await.expect("durable write");
+        let got = file.read_at(4096, 5).await.expect("read");
+        assert_eq!(&got[..], b"hello");
+        assert_eq!(std::fs::read(&b).expect("read b")[4096..4101], *b"hello");
+    });
+}
+
+/// A store on the real disk that fills several preallocated segments with Sync writes, compacts
+/// them (compaction scans each by the file's size) and reopens with everything there.
+#[test]
+fn preallocated_segments_roll_compact_and_reopen_on_dma_disk() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("shard-0");
+    common::run(move || async move {
+        let store = Store::open(DmaDisk, &path, common::test_config()).await.expect("open");
+        let value = vec![7u8; 4000];
+        // 4 MiB segments: 3,000 records of ~4 KiB (each its own flush) fill three of them; the
+        // keys repeat, so the early segments become garbage.
+        for i in 0..3000u32 {
+            let key = format!("key-{}", i % 300);
+            store.put(key.as_bytes(), &value, WriteOptions::default()).await.expect("put");
+        }
+        assert!(store.stats().segments >= 3, "segments rolled: {:?}", store.stats().segments);
+        assert!(store.stats().counters.preallocations >= 2);
+        let report = store.compact().await.expect("compact");
+        assert!(report.segments_compacted >= 1, "{report:?}");
+        store.close().await.expect("close");
+        let store = Store::open(DmaDisk, &path, common::test_config()).await.expect("reopen");
+        assert!(store.recovery_report().corrupt.is_empty());
+        for i in 0..300u32 {
+            let got = store.get(format!("key-{i}").as_bytes()).await.expect("get").expect("kept");
+            assert_eq!(got.value.len(), 4000);
+        }
+        store.close().await.expect("close");
+    });
+}

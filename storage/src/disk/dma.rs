@@ -1,6 +1,8 @@
 //! The production disk: glommio DMA files (O_DIRECT through io_uring) and memmap2 for checkpoints.
 
+use std::cell::RefCell;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::rc::Rc;
 
@@ -20,6 +22,33 @@ pub struct DmaDisk;
 #[derive(Debug)]
 pub struct DmaDiskFile {
     file: Rc<DmaFile>,
+    /// A second open of the same file with O_DSYNC, for [`DiskFile::write_at_durable`]; opened
+    /// on first use (only the active segment ever needs it).
+    dsync: RefCell<Option<Rc<DmaFile>>>,
+}
+
+impl DmaDiskFile {
+    fn new(file: DmaFile) -> Self {
+        DmaDiskFile { file: Rc::new(file), dsync: RefCell::new(None) }
+    }
+
+    /// The O_DSYNC handle. Opened through `/proc/self/fd`, so it names the same inode even after
+    /// the file was renamed (a prepared segment is renamed after it is opened).
+    async fn dsync_handle(&self) -> io::Result<Rc<DmaFile>> {
+        if let Some(f) = self.dsync.borrow().as_ref() {
+            return Ok(f.clone());
+        }
+        let path = format!("/proc/self/fd/{}", self.file.as_raw_fd());
+        let file = glommio::io::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_DSYNC)
+            .dma_open(&path)
+            .await
+            .map_err(glommio_io)?;
+        let file = Rc::new(file);
+        *self.dsync.borrow_mut() = Some(file.clone());
+        Ok(file)
+    }
 }
 
 fn to_io(e: glommio::GlommioError<()>) -> io::Error {
@@ -46,7 +75,7 @@ impl Disk for DmaDisk {
             .dma_open(path)
             .await
             .map_err(glommio_io)?;
-        Ok(DmaDiskFile { file: Rc::new(file) })
+        Ok(DmaDiskFile::new(file))
     }
 
     async fn open(&self, path: &Path) -> io::Result<DmaDiskFile> {
@@ -56,7 +85,7 @@ impl Disk for DmaDisk {
             .dma_open(path)
             .await
             .map_err(glommio_io)?;
-        Ok(DmaDiskFile { file: Rc::new(file) })
+        Ok(DmaDiskFile::new(file))
     }
 
     async fn map(&self, path: &Path) -> io::Result<memmap2::Mmap> {
@@ -110,6 +139,18 @@ impl Disk for DmaDisk {
     }
 }
 
+async fn write_whole(file: &DmaFile, buf: DmaBuffer, pos: u64) -> io::Result<()> {
+    let len = buf.len();
+    let written = file.write_at(buf, pos).await.map_err(glommio_io)?;
+    if written != len {
+        return Err(io::Error::new(
+            io::ErrorKind::WriteZero,
+            format!("short write: {written} of {len} bytes at offset {pos}"),
+        ));
+    }
+    Ok(())
+}
+
 impl DiskFile for DmaDiskFile {
     type Buf = DmaBuffer;
     type ReadBuf = ReadResult;
@@ -121,15 +162,11 @@ impl DiskFile for DmaDiskFile {
     }
 
     async fn write_at(&self, buf: DmaBuffer, pos: u64) -> io::Result<()> {
-        let len = buf.len();
-        let written = self.file.write_at(buf, pos).await.map_err(glommio_io)?;
-        if written != len {
-            return Err(io::Error::new(
-                io::ErrorKind::WriteZero,
-                format!("short write: {written} of {len} bytes at offset {pos}"),
-            ));
-        }
-        Ok(())
+        write_whole(&self.file, buf, pos).await
+    }
+
+    async fn write_at_durable(&self, buf: DmaBuffer, pos: u64) -> io::Result<()> {
+        write_whole(&*self.dsync_handle().await?, buf, pos).await
     }
 
     async fn read_at(&self, pos: u64, len: usize) -> io::Result<ReadResult> {
@@ -140,7 +177,19 @@ impl DiskFile for DmaDiskFile {
         self.file.fdatasync().await.map_err(glommio_io)
     }
 
+    /// The size of the open file, by `fstat` on its descriptor. glommio's own `file_size` stats
+    /// the path the file was opened with, which after a rename (a prepared segment becoming a
+    /// segment) names another file.
     async fn size(&self) -> io::Result<u64> {
-        self.file.file_size().await.map_err(glommio_io)
+        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: the descriptor is open for as long as `self.file` lives, and `st` is a valid,
+        // writable `stat` buffer that fstat fills completely when it returns 0.
+        let rc = unsafe { libc::fstat(self.file.as_raw_fd(), st.as_mut_ptr()) };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: fstat returned 0, so it initialised the buffer.
+        let st = unsafe { st.assume_init() };
+        Ok(st.st_size as u64)
     }
 }

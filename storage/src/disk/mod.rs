@@ -59,10 +59,18 @@ pub trait DiskFile: std::fmt::Debug + 'static {
     fn alloc_buf(&self, len: usize) -> Self::Buf;
     /// Writes the whole buffer at `pos` (aligned). A short write is an error.
     async fn write_at(&self, buf: Self::Buf, pos: u64) -> io::Result<()>;
+    /// Writes the whole buffer at `pos` and makes *this write* durable, with the metadata needed
+    /// to read it, in one device round trip where the file system allows (O_DSYNC: a FUA write
+    /// into allocated blocks). Earlier writes not yet synced are not covered: call it only when
+    /// everything written before is already durable. The default writes, then fdatasyncs.
+    async fn write_at_durable(&self, buf: Self::Buf, pos: u64) -> io::Result<()> {
+        self.write_at(buf, pos).await?;
+        self.fdatasync().await
+    }
     /// Reads up to `len` bytes at `pos` (any alignment); shorter only at end of file.
     async fn read_at(&self, pos: u64, len: usize) -> io::Result<Self::ReadBuf>;
     /// Makes every completed write to this file durable, with the metadata needed to read it.
     async fn fdatasync(&self) -> io::Result<()>;
-    /// Current size of the file in bytes.
+    /// Current size of the open file in bytes (of this file, also after it was renamed).
     async fn size(&self) -> io::Result<u64>;
 }

@@ -1,5 +1,6 @@
 //! Group commit: one flusher task per store turns many appended records into one write and at
-//! most one fdatasync, and wakes every writer whose records that made durable enough.
+//! most one fdatasync (or, for a Sync flush with nothing unsynced before it, one O_DSYNC write
+//! and no fdatasync), and wakes every writer whose records that made durable enough.
 //!
 //! Writers append synchronously (see [`crate::state::State::append_ops`]), record what they need
 //! (`write_wanted_seq`, `sync_wanted_seq`) and wait on the `progress` event. The flusher takes all
@@ -17,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use crate::constants::*;
 use crate::disk::{Disk, DiskFile};
+use crate::log::preallocate;
 use crate::log::segment_file::encode_header;
 use crate::state::Shared;
 use crate::{Error, Result};
@@ -189,9 +191,16 @@ fn take_job<D: Disk>(st: &mut crate::state::State<D>) -> Job {
 }
 
 async fn run_job<D: Disk>(shared: &Shared<D>, job: &Job) -> Result<()> {
+    // A Sync flush with nothing written-but-unsynced before it makes each of its writes durable
+    // on its own (O_DSYNC: one device round trip, no separate fdatasync); otherwise it writes,
+    // then fdatasyncs everything at once.
+    let durable_writes = job.sync && job.chunks > 0 && {
+        let st = shared.state.borrow();
+        st.synced_seq == st.written_seq
+    };
     let mut last_file = None;
     for i in 0..job.chunks {
-        last_file = Some(write_chunk(shared, i).await?);
+        last_file = Some(write_chunk(shared, i, durable_writes).await?);
     }
     {
         // The bytes are in the files now; reads go there, and WriteNoSync writers may go.
@@ -209,7 +218,7 @@ async fn run_job<D: Disk>(shared: &Shared<D>, job: &Job) -> Result<()> {
         }
     }
     shared.progress.notify(usize::MAX);
-    if job.sync {
+    if job.sync && !durable_writes {
         let file = last_file.or_else(|| {
             let st = shared.state.borrow();
             st.segments.file(st.log.active_segment())
@@ -217,14 +226,17 @@ async fn run_job<D: Disk>(shared: &Shared<D>, job: &Job) -> Result<()> {
         if let Some(file) = file {
             fdatasync(shared, &*file).await?;
         }
+    }
+    if job.sync {
         shared.state.borrow_mut().synced_seq = job.upto_seq;
         shared.progress.notify(usize::MAX);
     }
     Ok(())
 }
 
-/// Writes inflight chunk `i` (creating or sealing its segment as marked); returns its file.
-async fn write_chunk<D: Disk>(shared: &Shared<D>, i: usize) -> Result<Rc<D::File>> {
+/// Writes inflight chunk `i` (creating or sealing its segment as marked), durably if `durable`
+/// (see [`DiskFile::write_at_durable`]); returns its file.
+async fn write_chunk<D: Disk>(shared: &Shared<D>, i: usize, durable: bool) -> Result<Rc<D::File>> {
     let (segment, base, creates, seals) = {
         let st = shared.state.borrow();
         let c = &st.inflight[i];
@@ -248,7 +260,16 @@ async fn write_chunk<D: Disk>(shared: &Shared<D>, i: usize) -> Result<Rc<D::File
     };
     if let Some(buf) = buf {
         let len = buf.as_ref().len() as u64;
-        file.write_at(buf, base).await.map_err(|e| Error::io("write", &path, e))?;
+        if durable {
+            let started = Instant::now();
+            file.write_at_durable(buf, base).await.map_err(|e| Error::io("write", &path, e))?;
+            let us = started.elapsed().as_micros() as u64;
+            let mut st = shared.state.borrow_mut();
+            st.counters.durable_writes += 1;
+            st.histograms.durable_write_us.saturating_record(us.max(1));
+        } else {
+            file.write_at(buf, base).await.map_err(|e| Error::io("write", &path, e))?;
+        }
         let mut st = shared.state.borrow_mut();
         st.counters.flushed_bytes += len;
         let seg = st.segments.get_mut(segment);
@@ -275,10 +296,14 @@ async fn fdatasync<D: Disk>(shared: &Shared<D>, file: &D::File) -> Result<()> {
 }
 
 /// Creates a segment file: header block written and synced, directory synced, so that nothing
-/// acknowledged in it can lose its file to a crash.
+/// acknowledged in it can lose its file to a crash. Takes the prepared (zero-filled) file when
+/// one is ready ([`super::preallocate`]), else creates an empty one that writes will grow.
 async fn create_segment<D: Disk>(shared: &Shared<D>, id: u32) -> Result<()> {
     let path = shared.segment_path(id);
-    let file = shared.disk.create(&path).await.map_err(|e| Error::io("create", &path, e))?;
+    let file = match preallocate::take_for_segment(shared, id).await {
+        Some(file) => file,
+        None => shared.disk.create(&path).await.map_err(|e| Error::io("create", &path, e))?,
+    };
     let mut block = file.alloc_buf(SEGMENT_HEADER_BYTES as usize);
     let lsn = shared.state.borrow().next_lsn;
     encode_header(block.as_mut(), id, lsn, shared.config.segment_size_bytes);

@@ -2,6 +2,7 @@
 //! scanner that reads segments back.
 
 pub mod group_commit;
+pub mod preallocate;
 pub mod scan;
 pub mod segment_file;
 pub mod writer;

@@ -2,7 +2,8 @@
 //! padding, damaged records, and a torn tail. Recovery and compaction share it.
 //!
 //! Rules (docs/FORMAT.md, "Reading a segment"):
-//! - A valid header whose body checksum fails is a damaged record: reported, skipped by its length.
+//! - A valid header whose body checksum fails is a damaged record, reported and skipped by its
+//!   length, if a valid record follows it; if none does, it is a torn tail.
 //! - An invalid header followed by zeros up to the next 4096-byte boundary is flush padding.
 //! - Any other invalid header is damage: the scanner looks for the next valid record at an 8-byte
 //!   boundary. If one exists, the damage is reported as a corrupt record in the middle; if none
@@ -55,6 +56,9 @@ pub struct SegmentScanner<'f, F: DiskFile> {
     buf: Vec<u8>,
     buf_start: u64,
     done: bool,
+    /// End of the last record or damage classified; trailing padding (the zeros of a
+    /// preallocated segment) does not count.
+    data_end: u64,
 }
 
 impl<'f, F: DiskFile> SegmentScanner<'f, F> {
@@ -68,12 +72,19 @@ impl<'f, F: DiskFile> SegmentScanner<'f, F> {
             buf: Vec::new(),
             buf_start: start,
             done: false,
+            data_end: start,
         }
     }
 
     /// Offset just past the last byte classified so far.
     pub fn position(&self) -> u64 {
         self.pos
+    }
+
+    /// Offset just past the last record or damaged range found so far: where the segment's data
+    /// ends, not counting zero padding after it.
+    pub fn data_end(&self) -> u64 {
+        self.data_end
     }
 
     /// Makes bytes `pos..pos+len` (clipped at end of file) available in `buf`.
@@ -103,6 +114,14 @@ impl<'f, F: DiskFile> SegmentScanner<'f, F> {
 
     /// The next item, or None at the end of the segment.
     pub async fn next(&mut self) -> io::Result<Option<ScanItem>> {
+        let item = self.next_item().await?;
+        if item.is_some() {
+            self.data_end = self.pos;
+        }
+        Ok(item)
+    }
+
+    async fn next_item(&mut self) -> io::Result<Option<ScanItem>> {
         while !self.done && self.pos < self.file_size {
             self.fill(self.pos, RECORD_HEADER_BYTES as u64).await?;
             match record::decode_header(self.slice(self.pos)) {
@@ -142,13 +161,24 @@ impl<'f, F: DiskFile> SegmentScanner<'f, F> {
                 lsn: Some(r.meta.lsn),
                 what: format!("record names segment {}", r.meta.segment_id),
             }),
-            Err(DecodeError::BadBody { lsn, .. }) => Ok(ScanItem::Corrupt {
-                offset,
-                lsn: Some(lsn),
-                what: "key/value checksum mismatch".into(),
-            }),
+            Err(DecodeError::BadBody { lsn, .. }) => self.bad_body(offset, lsn).await,
             Err(e) => Ok(ScanItem::Corrupt { offset, lsn: None, what: format!("{e:?}") }),
         }
+    }
+
+    /// A record at `offset` with a valid header and a body that fails its checksum (the scan is
+    /// already past it). With valid records after it, it is damage in the middle; with none, it
+    /// is a write cut short by a crash: in a preallocated segment a torn record keeps its length
+    /// (the zeros after the tear are inside the file), so the length alone cannot tell.
+    async fn bad_body(&mut self, offset: u64, lsn: u64) -> io::Result<ScanItem> {
+        if self.find_valid_record(self.pos).await?.is_some() {
+            let what = "key/value checksum mismatch".into();
+            return Ok(ScanItem::Corrupt { offset, lsn: Some(lsn), what });
+        }
+        self.done = true;
+        self.pos = self.file_size;
+        let what = "key/value checksum mismatch and no valid record follows".into();
+        Ok(ScanItem::TornTail { offset, what })
     }
 
     /// If the bytes from `pos` to the next block boundary are all zero, skips them.
@@ -168,18 +198,26 @@ impl<'f, F: DiskFile> SegmentScanner<'f, F> {
     /// After damage at `pos`, finds the next valid record at an 8-byte boundary.
     async fn resync(&mut self) -> io::Result<ScanItem> {
         let offset = self.pos;
-        let mut probe = offset + RECORD_ALIGN_BYTES;
-        while probe + RECORD_HEADER_BYTES as u64 <= self.file_size {
-            if self.is_valid_record_at(probe).await? {
-                self.pos = probe;
-                let what = format!("damaged header; {} bytes skipped", probe - offset);
-                return Ok(ScanItem::Corrupt { offset, lsn: None, what });
-            }
-            probe += RECORD_ALIGN_BYTES;
+        if let Some(probe) = self.find_valid_record(offset + RECORD_ALIGN_BYTES).await? {
+            self.pos = probe;
+            let what = format!("damaged header; {} bytes skipped", probe - offset);
+            return Ok(ScanItem::Corrupt { offset, lsn: None, what });
         }
         self.done = true;
         self.pos = self.file_size;
         Ok(ScanItem::TornTail { offset, what: "no valid record follows".into() })
+    }
+
+    /// The first 8-byte boundary at or after `from` where a valid record starts.
+    async fn find_valid_record(&mut self, from: u64) -> io::Result<Option<u64>> {
+        let mut probe = from;
+        while probe + RECORD_HEADER_BYTES as u64 <= self.file_size {
+            if self.is_valid_record_at(probe).await? {
+                return Ok(Some(probe));
+            }
+            probe += RECORD_ALIGN_BYTES;
+        }
+        Ok(None)
     }
 
     async fn is_valid_record_at(&mut self, probe: u64) -> io::Result<bool> {
