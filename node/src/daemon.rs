@@ -23,7 +23,6 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::{mpsc, Arc};
 
 use futures::channel::oneshot;
-use glommio::net::TcpListener;
 use glommio::sync::Semaphore;
 use glommio::{LocalExecutorBuilder, Placement};
 use ringstore_net::Topology;
@@ -37,6 +36,7 @@ use crate::durable_acks;
 use crate::error::NodeError;
 use crate::lock::DataDirLock;
 use crate::mesh::{MeshEnds, Peers};
+use crate::ports;
 use crate::shard::{Counters, Shard};
 use crate::shutdown::Shutdown;
 use crate::{forward, listener, metrics_http};
@@ -239,14 +239,14 @@ async fn run_shard(start: ShardStart) -> Result<(), String> {
     result
 }
 
-fn bind(addr: SocketAddr) -> Result<TcpListener, String> {
-    TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))
-}
-
 async fn serve_shard(start: ShardStart) -> Result<(), String> {
     let ShardStart { id, config, shared, ends, ports, report, shutdown, node_connections } = start;
-    // Listeners first: shard 0's shared bind fixes the port the others bind.
-    let shared_listener = bind(shared)?;
+    // Listeners first: shard 0's shared bind fixes the port the others bind. Shard 0 first makes
+    // sure nobody else listens there (the shared port is SO_REUSEPORT, see `ports.rs`).
+    if id == 0 {
+        ports::check_free(shared, "the shared --listen port")?;
+    }
+    let shared_listener = ports::bind_shared(shared)?;
     let shared = shared_listener.local_addr().map_err(|e| e.to_string())?;
     let own_port = match config.listen.port() {
         0 => 0,
@@ -254,10 +254,11 @@ async fn serve_shard(start: ShardStart) -> Result<(), String> {
             format!("shard {id}'s own port would be {port}+1+{id}, past 65535; listen lower")
         })?,
     };
-    let own_listener = bind(SocketAddr::new(shared.ip(), own_port))?;
+    let own_what = format!("shard {id}'s own port, --listen port + 1 + {id}");
+    let own_listener = ports::bind_exclusive(SocketAddr::new(shared.ip(), own_port), &own_what)?;
     let own = own_listener.local_addr().map_err(|e| e.to_string())?.port();
     let metrics_listener = match config.metrics {
-        Some(addr) if id == 0 => Some(bind(addr)?),
+        Some(addr) if id == 0 => Some(ports::bind_exclusive(addr, "--metrics")?),
         _ => None,
     };
     let metrics = match &metrics_listener {

@@ -25,6 +25,7 @@ pub mod mesh;
 pub mod metrics_http;
 pub mod metrics_text;
 pub mod output;
+pub mod ports;
 pub mod router;
 pub mod shard;
 pub mod shutdown;

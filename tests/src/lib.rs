@@ -92,6 +92,15 @@ impl Node {
     /// As [`Node::start`], but a daemon that exits before it is ready is an error carrying its
     /// exit status and log.
     pub fn try_start(data_dir: &Path, extra: &[&str]) -> Result<Node, String> {
+        Node::try_start_listening(data_dir, "127.0.0.1:0", extra)
+    }
+
+    /// As [`Node::try_start`], with `--listen listen` instead of a free port.
+    pub fn try_start_listening(
+        data_dir: &Path,
+        listen: &str,
+        extra: &[&str],
+    ) -> Result<Node, String> {
         let log = data_dir.with_extension(format!("log-{}", unique()));
         let stderr = std::fs::File::create(&log).map_err(|e| e.to_string())?;
         let shards = TEST_SHARDS.to_string();
@@ -99,7 +108,7 @@ impl Node {
             "--data-dir".as_ref(),
             data_dir.as_os_str(),
             "--listen".as_ref(),
-            "127.0.0.1:0".as_ref(),
+            listen.as_ref(),
             "--shards".as_ref(),
             shards.as_ref(),
         ];

@@ -1,0 +1,54 @@
+//! Binding the node's ports, and refusing any port another process holds.
+//!
+//! glommio's `TcpListener::bind` always sets SO_REUSEPORT, and the kernel lets every socket of the
+//! same user that also sets it bind the same port and take a share of its connections. A second
+//! node (or any program) given a running node's address would then start without an error and
+//! serve half of its clients. So:
+//! - a shard's own port (`--listen` port + 1 + shard) and the metrics port are bound without
+//!   SO_REUSEPORT ([`bind_exclusive`]): nobody can share them, and binding fails if anyone holds
+//!   them;
+//! - the shared port must have SO_REUSEPORT (every shard accepts on it). Before shard 0 binds it,
+//!   [`check_free`] binds the address once without SO_REUSEPORT and closes it, which fails if any
+//!   socket listens there, with SO_REUSEPORT or not. The other shards bind it after shard 0.
+//!
+//! A second program that binds the shared port with SO_REUSEPORT between that check and shard 0's
+//! bind (a window of microseconds, at start-up only) is not caught; its own check would see this
+//! node's sockets and refuse, if it is a ringstore node.
+
+use std::net::SocketAddr;
+use std::os::fd::{FromRawFd, IntoRawFd};
+
+use glommio::net::TcpListener;
+
+/// Binds `addr` with SO_REUSEPORT (for the shared port, which every shard binds).
+pub fn bind_shared(addr: SocketAddr) -> Result<TcpListener, String> {
+    TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))
+}
+
+/// Fails, saying so, if any socket listens on `addr` (a port of 0 is always free).
+pub fn check_free(addr: SocketAddr, what: &str) -> Result<(), String> {
+    if addr.port() == 0 {
+        return Ok(());
+    }
+    std::net::TcpListener::bind(addr).map(drop).map_err(|e| in_use(addr, what, &e))
+}
+
+/// Binds `addr` without SO_REUSEPORT, so that no other socket can share the port.
+pub fn bind_exclusive(addr: SocketAddr, what: &str) -> Result<TcpListener, String> {
+    let std_listener = std::net::TcpListener::bind(addr).map_err(|e| in_use(addr, what, &e))?;
+    // SAFETY: the descriptor comes from `into_raw_fd` of a bound, listening TCP socket, so it is
+    // open and owned by nobody else; the glommio listener takes over closing it.
+    Ok(unsafe { TcpListener::from_raw_fd(std_listener.into_raw_fd()) })
+}
+
+fn in_use(addr: SocketAddr, what: &str, e: &std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::AddrInUse {
+        format!(
+            "cannot listen on {addr} ({what}): another process already listens on port {} \
+             (a node never shares its ports; stop it or choose another --listen)",
+            addr.port()
+        )
+    } else {
+        format!("cannot listen on {addr} ({what}): {e}")
+    }
+}
