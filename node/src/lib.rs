@@ -25,6 +25,7 @@ pub mod mesh;
 pub mod metrics_http;
 pub mod metrics_text;
 pub mod output;
+pub mod panic_policy;
 pub mod ports;
 pub mod router;
 pub mod shard;

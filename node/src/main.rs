@@ -18,6 +18,8 @@ fn main() -> ExitCode {
     let filter = tracing_subscriber::EnvFilter::try_new(&config.log)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    // Any panic, in any shard, ends the process (node/src/panic_policy.rs).
+    ringstore_node::panic_policy::install();
     let result = ringstore_node::daemon::run(config, |ready| {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{}", ready.line());

@@ -148,3 +148,24 @@ fn option_rules() {
     };
     assert_eq!(options, want);
 }
+
+/// 1,024 fields are a table; 1,025 (or 65,536, which once panicked the catalog encoder's u16
+/// field count and with it a shard) are refused with code 113, before any per-field check.
+#[test]
+fn the_field_count_is_bounded() {
+    let with_fields = |n: usize| {
+        let mut b = TableSchema::builder(TableId(1), "wide").field("id", FieldType::Long);
+        for i in 1..n {
+            b = b.field(&format!("f{i}"), FieldType::Integer);
+        }
+        b.primary_key(&["id"])
+    };
+    let ok = with_fields(TABLE_FIELDS_MAX).build().expect("the limit itself is allowed");
+    assert_eq!(ok.fields().len(), TABLE_FIELDS_MAX);
+    for n in [TABLE_FIELDS_MAX + 1, 1 << 16] {
+        let e = err(with_fields(n));
+        assert_eq!(e, TableError::TooManyFields { table: "wide".into(), count: n });
+        assert_eq!(e.code(), 113);
+        assert!(e.to_string().contains("the limit is 1024"), "{e}");
+    }
+}

@@ -143,3 +143,27 @@ fn client_that_stops_sending_and_never_reads_is_closed() {
     assert!(sink.len() < 30 * 900_000, "the node stopped before writing every reply");
     assert!(node.terminate().success());
 }
+
+/// A CREATE TABLE with 65,536 fields (its text under the 1 MiB DDL limit) once panicked shard 0
+/// in the catalog encoder and left the node half alive. It is refused with code 113, naming the
+/// limit, and the node goes on serving DDL and writes.
+#[test]
+fn a_table_with_too_many_fields_is_refused_and_the_node_serves_on() {
+    let (_dir, data) = data_dir();
+    let node = Node::start(&data, &[]);
+    let mut c = node.client();
+    let fields: String = (1..1 << 16).map(|i| format!("f{i} INTEGER, ")).collect();
+    let ddl = format!("CREATE TABLE wide (id LONG, {fields}PRIMARY KEY (id))");
+    assert!(ddl.len() < 1 << 20, "the text is under the DDL limit: {} bytes", ddl.len());
+    match c.ddl(&ddl) {
+        Err(ringstore_net::ClientError::Server(e)) => {
+            assert_eq!(e.code, 113, "{}", e.message);
+            assert!(e.message.contains("65536 fields; the limit is 1024"), "{}", e.message);
+        }
+        other => panic!("a 65,536-field table was not refused: {other:?}"),
+    }
+    c.ddl(KV_DDL).expect("DDL still works");
+    c.put("kv", &kv_row(1, "after")).expect("writes still work");
+    assert!(c.get("kv", &kv_key(1)).expect("get").is_some());
+    assert!(node.terminate().success(), "SIGTERM still stops the node");
+}

@@ -64,6 +64,8 @@ pub enum TableError {
     ShardKeyEmpty { table: String },
     #[error("table {table}: option {option} is {value}; it must be {min}..={max}")]
     InvalidOption { table: String, option: &'static str, value: u64, min: u64, max: u64 },
+    #[error("table {table}: {count} fields; the limit is {TABLE_FIELDS_MAX}")]
+    TooManyFields { table: String, count: usize },
 
     // Key and value errors (2xx).
     #[error("table {table} does not exist")]
@@ -211,6 +213,7 @@ impl TableError {
             TableError::ShardKeyNotPrefix { .. } => 110,
             TableError::ShardKeyEmpty { .. } => 111,
             TableError::InvalidOption { .. } => 112,
+            TableError::TooManyFields { .. } => 113,
             TableError::UnknownTable { .. } => 201,
             TableError::UnknownField { .. } => 202,
             TableError::MissingKeyField { .. } => 203,
@@ -297,6 +300,7 @@ mod tests {
             TableError::ShardKeyNotPrefix { table: t(), field: f(), position: 0, expected: f() },
             TableError::ShardKeyEmpty { table: t() },
             TableError::InvalidOption { table: t(), option: "", value: 0, min: 0, max: 0 },
+            TableError::TooManyFields { table: t(), count: 0 },
             TableError::UnknownTable { table: t() },
             TableError::UnknownField { table: t(), field: f() },
             TableError::MissingKeyField { table: t(), field: f() },
@@ -340,9 +344,9 @@ mod tests {
         ];
         let codes: Vec<u16> = all.iter().map(TableError::code).collect();
         let pinned = [
-            101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 201, 202, 203, 204, 205,
-            206, 207, 208, 209, 210, 211, 212, 213, 214, 215, 216, 217, 218, 219, 220, 221, 222,
-            223, 224, 225, 226, 227, 228, 229, 230, 231, 232, 301, 302, 303,
+            101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 201, 202, 203, 204,
+            205, 206, 207, 208, 209, 210, 211, 212, 213, 214, 215, 216, 217, 218, 219, 220, 221,
+            222, 223, 224, 225, 226, 227, 228, 229, 230, 231, 232, 301, 302, 303,
         ];
         assert_eq!(codes, pinned);
         crate::error::assert_documented(&codes);

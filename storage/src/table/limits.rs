@@ -8,6 +8,10 @@
 /// Longest table, field or ENUM value name, in characters (names are ASCII, so also bytes).
 pub const NAME_CHARS_MAX: usize = 255;
 
+/// Most fields in a table. The catalog stores field counts and indexes as `u16`; the bound is
+/// far below that so that a schema (and the O(fields) checks of every write) stays small.
+pub const TABLE_FIELDS_MAX: usize = 1024;
+
 /// Most fields in a primary key.
 pub const PRIMARY_KEY_FIELDS_MAX: usize = 8;
 
@@ -55,6 +59,8 @@ pub const DURATION_SECONDS_MAX: u64 = 1 << 32;
 // A stored key is the table prefix plus the encoded key; the store must accept the largest one.
 const _: () = assert!(TABLE_PREFIX_BYTES + KEY_BYTES_MAX <= crate::constants::KEY_BYTES_MAX);
 const _: () = assert!(KEY_FIELD_BYTES_MAX <= KEY_BYTES_MAX);
+const _: () = assert!(TABLE_FIELDS_MAX <= u16::MAX as usize);
+const _: () = assert!(PRIMARY_KEY_FIELDS_MAX <= TABLE_FIELDS_MAX);
 const _: () = assert!(ENUM_VALUES_MAX <= u16::MAX as usize + 1);
 const _: () = assert!(SHARDS_MAX <= u16::MAX as u32 + 1);
 const _: () = assert!(PARTITIONS_DEFAULT >= 1 && PARTITIONS_DEFAULT <= PARTITIONS_MAX);

@@ -239,6 +239,11 @@ impl TableSchemaBuilder {
     }
 
     fn fields(&self, table: &Name) -> TableResult<Vec<Field>> {
+        if self.fields.len() > TABLE_FIELDS_MAX {
+            // Checked first: the catalog stores the count as a u16, and the duplicate check
+            // below is quadratic.
+            return Err(TableError::TooManyFields { table: s(table), count: self.fields.len() });
+        }
         let mut fields: Vec<Field> = Vec::with_capacity(self.fields.len());
         for (name, ty) in &self.fields {
             let name = valid_name(table.as_str(), NameRole::Field, name)?;
