@@ -94,6 +94,9 @@ pub fn encode_stats(w: &mut Writer, shards: &[ShardStats]) {
 }
 
 pub fn encode_ddl(w: &mut Writer, outcomes: &[Outcome]) {
+    // One outcome per statement, and a DDL text has at most DDL_STATEMENTS_MAX (a u16, asserted
+    // where the limit is defined).
+    debug_assert!(outcomes.len() <= ringstore_storage::ddl::DDL_STATEMENTS_MAX);
     w.u16(outcomes.len() as u16);
     for o in outcomes {
         match o {

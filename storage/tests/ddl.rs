@@ -477,3 +477,49 @@ fn over_long_text_is_refused() {
     let text = " ".repeat(ringstore_storage::ddl::DDL_TEXT_BYTES_MAX + 1);
     assert!(matches!(parse(&text), Err(DdlError::TooLong { .. })));
 }
+
+/// One DDL text holds at most DDL_STATEMENTS_MAX statements, in both grammars: the limit itself
+/// parses, one more is refused with code 404 naming the limit (80,000 `SHOW TABLES;` fit in the
+/// 1 MiB text limit and overflowed the response's u16 outcome count).
+#[test]
+fn statements_per_text_are_bounded() {
+    use ringstore_storage::ddl::{parse, DdlError, DDL_STATEMENTS_MAX};
+    let sql = |n: usize| "SHOW TABLES;\n".repeat(n);
+    assert_eq!(
+        parse(&sql(DDL_STATEMENTS_MAX)).expect("the limit parses").len(),
+        DDL_STATEMENTS_MAX
+    );
+    for n in [DDL_STATEMENTS_MAX + 1, 80_000] {
+        let e = parse(&sql(n)).expect_err("over the limit");
+        assert_eq!(e, DdlError::TooManyStatements { statements: n });
+        assert_eq!(e.code(), 404);
+        assert!(e.to_string().contains("the limit is 1024 per request"), "{e}");
+    }
+    let cli = |n: usize| {
+        (0..n)
+            .map(|i| {
+                format!(
+                    "table create -name t{i}\nadd-field -type LONG -name id\n\
+                     primary-key -field id\nexit\nplan add-table -name t{i} -wait\n"
+                )
+            })
+            .collect::<String>()
+    };
+    assert_eq!(
+        parse(&cli(DDL_STATEMENTS_MAX)).expect("the limit parses").len(),
+        DDL_STATEMENTS_MAX
+    );
+    let e = parse(&cli(DDL_STATEMENTS_MAX + 1)).expect_err("over the limit");
+    assert_eq!(e.code(), 404);
+}
+
+/// An error on the last of many statements still names its line: the parser tracks positions
+/// incrementally (computing each from the start of the text made long texts quadratic), and
+/// must agree with counting from the start.
+#[test]
+fn an_error_after_many_statements_names_its_line() {
+    let text = format!("{}SHOW TABLEZ", "SHOW TABLES;\n".repeat(1000));
+    let e = ringstore_storage::ddl::parse(&text).expect_err("the last statement is wrong");
+    let at = e.position().expect("a syntax error has a position");
+    assert_eq!((at.line, at.column), (1001, 6), "{e}");
+}

@@ -18,7 +18,7 @@
 use winnow::prelude::*;
 
 use super::cli_syntax::{command, gap, Command};
-use super::error::{DdlError, DdlResult, Position, ScriptProblem};
+use super::error::{DdlError, DdlResult, Position, PositionTracker, ScriptProblem};
 use super::lex::{must, parse_error};
 use super::statement::{Statement, TableDraft};
 use crate::table::{FieldType, TableSchema};
@@ -27,12 +27,13 @@ use crate::table::{FieldType, TableSchema};
 pub(crate) fn parse(text: &str) -> DdlResult<Vec<Statement>> {
     let mut input = text;
     let mut script = Script::default();
+    let mut positions = PositionTracker::new(text);
     loop {
         gap.parse_next(&mut input).map_err(|e| parse_error(text, input, e))?;
         if input.is_empty() {
             return script.end();
         }
-        let at = Position::at(text, text.len() - input.len());
+        let at = positions.at(text.len() - input.len());
         let command = must(command, COMMAND_EXPECTED)
             .parse_next(&mut input)
             .map_err(|e| parse_error(text, input, e))?;

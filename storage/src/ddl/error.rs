@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use super::DDL_TEXT_BYTES_MAX;
+use super::{DDL_STATEMENTS_MAX, DDL_TEXT_BYTES_MAX};
 use crate::table::TableError;
 
 pub type DdlResult<T> = std::result::Result<T, DdlError>;
@@ -40,6 +40,42 @@ impl Position {
         let line_start = before.rfind('\n').map_or(0, |n| n + 1);
         let column = before[line_start..].chars().count() + 1;
         (end, Position { line, column })
+    }
+}
+
+/// Positions of increasing offsets in one text, each found by scanning only from the previous
+/// one: a parser that notes where every statement starts stays linear in the text (computing each
+/// from the start of the text made a DDL request of 80,000 statements take 8.6 s).
+#[derive(Debug)]
+pub(crate) struct PositionTracker<'t> {
+    text: &'t str,
+    offset: usize,
+    position: Position,
+}
+
+impl<'t> PositionTracker<'t> {
+    pub(crate) fn new(text: &'t str) -> Self {
+        PositionTracker { text, offset: 0, position: Position { line: 1, column: 1 } }
+    }
+
+    /// The position of byte `offset`; linear overall when offsets only grow.
+    pub(crate) fn at(&mut self, offset: usize) -> Position {
+        let mut end = offset.min(self.text.len());
+        while !self.text.is_char_boundary(end) {
+            end -= 1;
+        }
+        if end < self.offset {
+            return Position::at(self.text, end);
+        }
+        for c in self.text[self.offset..end].chars() {
+            if c == '\n' {
+                self.position = Position { line: self.position.line + 1, column: 1 };
+            } else {
+                self.position.column += 1;
+            }
+        }
+        self.offset = end;
+        self.position
     }
 }
 
@@ -87,6 +123,11 @@ pub enum DdlError {
     Schema { at: Position, source: TableError },
     #[error("DDL text is {bytes} bytes; the limit is {DDL_TEXT_BYTES_MAX} bytes")]
     TooLong { bytes: usize },
+    #[error(
+        "DDL text has {statements} statements; the limit is {DDL_STATEMENTS_MAX} per request \
+         (send the rest in another request)"
+    )]
+    TooManyStatements { statements: usize },
 }
 
 impl DdlError {
@@ -96,6 +137,7 @@ impl DdlError {
             DdlError::Syntax { .. } => 401,
             DdlError::Script { .. } => 402,
             DdlError::TooLong { .. } => 403,
+            DdlError::TooManyStatements { .. } => 404,
             DdlError::Schema { source, .. } => source.code(),
         }
     }
@@ -105,7 +147,7 @@ impl DdlError {
         match self {
             DdlError::Syntax { at, .. } | DdlError::Script { at, .. } => Some(*at),
             DdlError::Schema { at, .. } => Some(*at),
-            DdlError::TooLong { .. } => None,
+            DdlError::TooLong { .. } | DdlError::TooManyStatements { .. } => None,
         }
     }
 
@@ -121,6 +163,15 @@ impl DdlError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tracker_agrees_with_positions_from_the_start() {
+        let text = "ab\nçd\n\nxyz";
+        let mut tracker = PositionTracker::new(text);
+        for offset in [0, 1, 3, 4, 5, 7, 8, 9, 99, 2, 0] {
+            assert_eq!(tracker.at(offset), Position::at(text, offset), "offset {offset}");
+        }
+    }
 
     #[test]
     fn positions_count_lines_and_characters() {
@@ -144,9 +195,10 @@ mod tests {
                 problem: ScriptProblem::OutsideTableCreation { command: "exit" },
             },
             DdlError::TooLong { bytes: 0 },
+            DdlError::TooManyStatements { statements: 0 },
         ];
         let codes: Vec<u16> = all.iter().map(DdlError::code).collect();
-        assert_eq!(codes, [401, 402, 403]);
+        assert_eq!(codes, [401, 402, 403, 404]);
         crate::error::assert_documented(&codes);
     }
 }

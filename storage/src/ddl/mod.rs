@@ -8,8 +8,9 @@
 //! already checked by the table module's builder, with the placeholder id
 //! [`PLACEHOLDER_TABLE_ID`] that the catalog replaces. Errors are [`DdlError`]s with a line and
 //! column; a schema error keeps the table module's [`TableError`](crate::table::TableError) and
-//! its code. No input makes the parser panic, and the text is limited to
-//! [`DDL_TEXT_BYTES_MAX`] bytes, so the work per call is bounded.
+//! its code. No input makes the parser panic, the text is limited to [`DDL_TEXT_BYTES_MAX`]
+//! bytes and [`DDL_STATEMENTS_MAX`] statements, and parsing is linear in the text, so the work
+//! per call is bounded.
 //!
 //! # Grammar
 //!
@@ -90,16 +91,23 @@ pub use statement::{Statement, PLACEHOLDER_TABLE_ID};
 /// memory for hostile input.
 pub const DDL_TEXT_BYTES_MAX: usize = 1 << 20;
 
+/// Most statements in one DDL text. Every statement of a request runs before the shard serves
+/// anything else, and the response counts its outcomes in a `u16` (docs/PROTOCOL.md); 80,000
+/// `SHOW TABLES;` fit in 1 MiB and once overflowed that count.
+pub const DDL_STATEMENTS_MAX: usize = 1024;
+
+const _: () = assert!(DDL_STATEMENTS_MAX <= u16::MAX as usize);
+
 /// Parses SQL-style DDL: `;`-separated statements, in order.
 pub fn parse_sql(text: &str) -> DdlResult<Vec<Statement>> {
     check_len(text)?;
-    sql::parse(text)
+    check_count(sql::parse(text)?)
 }
 
 /// Parses an admin CLI script; one `CreateTable` per `plan add-table`, in order.
 pub fn parse_cli(text: &str) -> DdlResult<Vec<Statement>> {
     check_len(text)?;
-    cli::parse(text)
+    check_count(cli::parse(text)?)
 }
 
 /// Parses either form: text that starts (after whitespace) with a `##` comment or a CLI command
@@ -111,6 +119,13 @@ pub fn parse(text: &str) -> DdlResult<Vec<Statement>> {
     } else {
         parse_sql(text)
     }
+}
+
+fn check_count(statements: Vec<Statement>) -> DdlResult<Vec<Statement>> {
+    if statements.len() > DDL_STATEMENTS_MAX {
+        return Err(DdlError::TooManyStatements { statements: statements.len() });
+    }
+    Ok(statements)
 }
 
 fn check_len(text: &str) -> DdlResult<()> {

@@ -14,7 +14,7 @@ use winnow::prelude::*;
 use winnow::stream::Stream;
 use winnow::token::take_while;
 
-use super::error::{DdlError, DdlResult, Position, ScriptProblem};
+use super::error::{DdlError, DdlResult, PositionTracker, ScriptProblem};
 use super::lex::{field_type_named, invalid, is_word_char, must, number, parse_error, In};
 use super::statement::{table_name, Statement, TableDraft};
 use crate::table::FieldType;
@@ -34,8 +34,9 @@ pub(crate) fn parse(text: &str) -> DdlResult<Vec<Statement>> {
     let mut statements = Vec::new();
     let separators = |i: &mut In<'_>| repeat(0.., (';', gap)).map(|()| ()).parse_next(i);
     (gap, separators).parse_next(&mut input).map_err(|e| parse_error(text, input, e))?;
+    let mut positions = PositionTracker::new(text);
     while !input.is_empty() {
-        let start = Position::at(text, text.len() - input.len());
+        let start = positions.at(text.len() - input.len());
         let parsed = statement.parse_next(&mut input).map_err(|e| parse_error(text, input, e))?;
         statements.push(finish(parsed).map_err(|source| DdlError::Schema { at: start, source })?);
         let end = alt(((';', gap, separators).void(), eof.void()));
