@@ -289,7 +289,11 @@ impl NodeConfig {
         in_range("io_memory", self.io_memory_bytes, IO_MEMORY_BYTES_MIN, IO_MEMORY_BYTES_MAX)?;
         self.limits.validate()?;
         self.store.validate().map_err(|source| ConfigError::Store { source })?;
-        self.validate_metrics()
+        self.validate_metrics()?;
+        // An unparsable filter used to fall back to `info` without a word.
+        tracing_subscriber::EnvFilter::try_new(&self.log)
+            .map(drop)
+            .map_err(|e| invalid("log", &self.log, format!("not a log filter: {e}")))
     }
 
     fn validate_partitions(&self) -> Result<(), ConfigError> {
@@ -632,6 +636,16 @@ mod tests {
             std::fs::remove_dir_all(dir).expect("remove temp dir");
         }
         result
+    }
+
+    #[test]
+    fn a_log_filter_that_does_not_parse_is_refused() {
+        let message = refusal(&["--log", "info,ringstore=loud"]);
+        assert!(message.contains("log") && message.contains("not a log filter"), "{message}");
+        assert_eq!(
+            parse(&["--log", "warn,ringstore_node=debug"]).expect("valid").log,
+            "warn,ringstore_node=debug"
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // `NodeConfig::validate` refused a filter that does not parse.
     let filter = tracing_subscriber::EnvFilter::try_new(&config.log)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();

@@ -273,6 +273,10 @@ fn stats_topology_and_stdin_scripts() {
         assert_eq!(line.split_whitespace().nth(1), Some(TEST_SHARDS.to_string().as_str()));
     }
 
+    // A script that starts with a `--` comment is a script, not a flag.
+    let out = cli(addr, &["-e", "-- the node's shards\nSTATS"]).ok();
+    assert!(out.lines().any(|l| l.trim_start().starts_with("shards ")), "{out}");
+
     let out = cli_at(&addr.to_string(), &["--format", "json"], "STATS;\nTOPOLOGY;\n").ok();
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 2, "{out}");

@@ -24,7 +24,13 @@ struct Args {
     #[arg(long, value_name = "HOST:PORT")]
     addr: String,
     /// Run these statements and exit (stops at the first error).
-    #[arg(short = 'e', long = "execute", value_name = "STATEMENTS", conflicts_with = "file")]
+    #[arg(
+        short = 'e',
+        long = "execute",
+        value_name = "STATEMENTS",
+        conflicts_with = "file",
+        allow_hyphen_values = true
+    )]
     execute: Option<String>,
     /// Run the statements of this file and exit (stops at the first error); `-` is stdin.
     #[arg(short = 'f', long = "file", value_name = "FILE")]
