@@ -34,6 +34,7 @@ use crate::buffers::BufPool;
 use crate::config::NodeConfig;
 use crate::durable_acks;
 use crate::error::NodeError;
+use crate::fd_limit;
 use crate::lock::DataDirLock;
 use crate::mesh::{MeshEnds, Peers};
 use crate::ports;
@@ -76,6 +77,16 @@ enum Report {
 pub fn run(config: NodeConfig, on_ready: impl FnOnce(&Ready)) -> Result<(), NodeError> {
     let _lock = DataDirLock::acquire(&config.data_dir)?;
     let shards = config.shards;
+    let fds = fd_limit::ensure(shards, config.limits.connections_max)
+        .map_err(NodeError::FileDescriptors)?;
+    if fds.soft != fds.soft_before {
+        tracing::info!(
+            from = fds.soft_before,
+            to = fds.soft,
+            needed = fds.needed,
+            "raised the soft RLIMIT_NOFILE for max_connections"
+        );
+    }
     let shutdown = Shutdown::new(shards);
     install_signals(shutdown.clone())?;
     let mut mesh = crate::mesh::channels(shards, config.limits.forward_queue);

@@ -81,6 +81,8 @@ pub enum NodeError {
     Executor { shard: usize, message: String },
     #[error("cannot install the signal handler: {0}")]
     Signals(std::io::Error),
+    #[error("{0}")]
+    FileDescriptors(String),
 }
 
 #[cfg(test)]

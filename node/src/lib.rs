@@ -17,6 +17,7 @@ pub mod dispatch;
 pub mod durable_acks;
 pub mod error;
 pub mod fanout;
+pub mod fd_limit;
 pub mod forward;
 pub mod inline;
 pub mod listener;

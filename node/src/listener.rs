@@ -31,6 +31,7 @@ pub async fn accept_until_shutdown<F, Fut>(
     F: Fn(Rc<Shard>, TcpStream) -> Fut,
     Fut: std::future::Future<Output = ()> + 'static,
 {
+    let mut errors = ErrorLog::default();
     loop {
         let accepted = or(async { Some(listener.accept().await) }, async {
             shard.shutdown.requested().await;
@@ -43,9 +44,53 @@ pub async fn accept_until_shutdown<F, Fut>(
                 glommio::spawn_local(serve(shard.clone(), stream)).detach();
             }
             Some(Err(e)) => {
-                tracing::warn!(shard = shard.id, port = which, error = %e, "accept failed");
+                if let Some(suppressed) = errors.should_log(std::time::Instant::now()) {
+                    tracing::warn!(shard = shard.id, port = which, error = %e, suppressed,
+                        "accept failed (out of file descriptors? see max_connections)");
+                }
                 glommio::timer::sleep(ACCEPT_ERROR_PAUSE).await;
             }
         }
+    }
+}
+
+/// At most one accept-error line per [`ACCEPT_ERROR_LOG_INTERVAL`]: out of descriptors, accept
+/// fails every [`ACCEPT_ERROR_PAUSE`], and a line each time buried the log (80 a second).
+pub const ACCEPT_ERROR_LOG_INTERVAL: Duration = Duration::from_secs(10);
+
+/// When the last accept error was logged, and how many were not logged since.
+#[derive(Debug, Default)]
+pub struct ErrorLog {
+    last: Option<std::time::Instant>,
+    suppressed: u64,
+}
+
+impl ErrorLog {
+    /// Some(errors not logged since the last line) if this error should be logged now.
+    pub fn should_log(&mut self, now: std::time::Instant) -> Option<u64> {
+        let due = self.last.is_none_or(|t| now.duration_since(t) >= ACCEPT_ERROR_LOG_INTERVAL);
+        if !due {
+            self.suppressed += 1;
+            return None;
+        }
+        self.last = Some(now);
+        Some(std::mem::take(&mut self.suppressed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_errors_are_logged_once_per_interval_with_a_count() {
+        let mut log = ErrorLog::default();
+        let t0 = std::time::Instant::now();
+        assert_eq!(log.should_log(t0), Some(0));
+        for i in 1..200u32 {
+            assert_eq!(log.should_log(t0 + ACCEPT_ERROR_PAUSE * i), None, "error {i}");
+        }
+        assert_eq!(log.should_log(t0 + ACCEPT_ERROR_LOG_INTERVAL), Some(199));
+        assert_eq!(log.should_log(t0 + ACCEPT_ERROR_LOG_INTERVAL * 2), Some(0));
     }
 }

@@ -101,6 +101,17 @@ impl Node {
         listen: &str,
         extra: &[&str],
     ) -> Result<Node, String> {
+        Node::try_start_with(data_dir, listen, extra, |_| {})
+    }
+
+    /// As [`Node::try_start_listening`], with `configure` applied to the command before it is
+    /// spawned (to set resource limits, say).
+    pub fn try_start_with(
+        data_dir: &Path,
+        listen: &str,
+        extra: &[&str],
+        configure: impl FnOnce(&mut Command),
+    ) -> Result<Node, String> {
         let log = data_dir.with_extension(format!("log-{}", unique()));
         let stderr = std::fs::File::create(&log).map_err(|e| e.to_string())?;
         let shards = TEST_SHARDS.to_string();
@@ -113,14 +124,15 @@ impl Node {
             shards.as_ref(),
         ];
         args.extend(extra.iter().map(std::ffi::OsStr::new));
-        let mut child = Command::new(bin("ringstore-node"))
+        let mut command = Command::new(bin("ringstore-node"));
+        command
             .args(&args)
             .env("RUST_LOG", "info")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(stderr)
-            .spawn()
-            .map_err(|e| format!("cannot start ringstore-node: {e}"))?;
+            .stderr(stderr);
+        configure(&mut command);
+        let mut child = command.spawn().map_err(|e| format!("cannot start ringstore-node: {e}"))?;
         let stdout = child.stdout.take().expect("piped stdout");
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
