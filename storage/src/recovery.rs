@@ -74,11 +74,13 @@ pub(crate) async fn recover<D: Disk>(
     let started = Instant::now();
     disk.prepare_dir(dir).await.map_err(|e| Error::io("prepare directory", dir, e))?;
     let names = disk.list_dir(dir).await.map_err(|e| Error::io("list", dir, e))?;
-    if names.iter().any(|n| n == checkpoint::CHECKPOINT_TMP_FILE) {
-        let tmp = dir.join(checkpoint::CHECKPOINT_TMP_FILE);
-        disk.remove(&tmp).await.map_err(|e| Error::io("remove", &tmp, e))?;
+    // Leftovers of a crash: a checkpoint that never published, a segment being zero-filled.
+    for leftover in [checkpoint::CHECKPOINT_TMP_FILE, preallocate::PREPARED_SEGMENT_FILE] {
+        if names.iter().any(|n| n == leftover) {
+            let tmp = dir.join(leftover);
+            disk.remove(&tmp).await.map_err(|e| Error::io("remove", &tmp, e))?;
+        }
     }
-    preallocate::remove_leftover(disk, dir).await?;
     let mut report = RecoveryReport::default();
     let loaded = checkpoint::load(disk, dir).await?;
     let (index, checkpoint_lsn, marks) = match loaded {

@@ -69,7 +69,11 @@ pub(crate) async fn prepare_at_open<D: Disk>(shared: &Shared<D>) {
 pub(crate) async fn run_preparer<D: Disk>(shared: Rc<Shared<D>>) {
     loop {
         let listener = shared.prepare_wanted.listen();
-        if shared.state.borrow().closing || shared.state.borrow().poisoned.is_some() {
+        let stopped = {
+            let st = shared.state.borrow();
+            st.closing || st.poisoned.is_some()
+        };
+        if stopped {
             return;
         }
         if claim(&shared) && prepare_claimed(&shared).await {
@@ -108,7 +112,7 @@ async fn prepare_claimed<D: Disk>(shared: &Shared<D>) -> bool {
 
 /// Writes one prepared file; None if the store started closing meanwhile.
 async fn prepare<D: Disk>(shared: &Shared<D>) -> Result<Option<D::File>> {
-    remove_leftover(&shared.disk, &shared.dir).await?;
+    remove_leftover(shared).await?;
     let path = shared.dir.join(PREPARED_SEGMENT_FILE);
     let file = shared.disk.create(&path).await.map_err(|e| Error::io("create", &path, e))?;
     let size = shared.config.segment_size_bytes;
@@ -131,27 +135,23 @@ async fn prepare<D: Disk>(shared: &Shared<D>) -> Result<Option<D::File>> {
 async fn failed<D: Disk>(shared: &Shared<D>, e: &Error) {
     tracing::warn!(dir = %shared.dir.display(), error = %e,
         "segment preallocation failed; new segments grow as they are written until one succeeds");
-    remove_leftover(&shared.disk, &shared.dir).await.ok();
+    remove_leftover(shared).await.ok();
     let mut st = shared.state.borrow_mut();
     st.counters.preallocations_failed += 1;
     st.prepared = Prepared::Absent;
 }
 
-/// At close, after the preparer stopped and the last flush: gives the prepared file's space back
-/// (a file left now would be removed at the next open anyway; its zeros are not trusted across a
-/// restart).
+/// At close, after the preparer stopped and the last flush (so nobody holds the name): gives the
+/// prepared file's space back (a file left now would be removed at the next open anyway; its
+/// zeros are not trusted across a restart).
 pub(crate) async fn remove_at_close<D: Disk>(shared: &Shared<D>) -> Result<()> {
-    let busy = std::mem::replace(&mut shared.state.borrow_mut().prepared, Prepared::Busy);
-    let result = remove_leftover(&shared.disk, &shared.dir).await;
-    shared.state.borrow_mut().prepared = match busy {
-        Prepared::Busy => Prepared::Busy,
-        Prepared::Absent | Prepared::Ready(_) => Prepared::Absent,
-    };
-    result
+    shared.state.borrow_mut().prepared = Prepared::Absent;
+    remove_leftover(shared).await
 }
 
-/// Removes [`PREPARED_SEGMENT_FILE`] from `dir` if it exists (recovery calls this at open).
-pub(crate) async fn remove_leftover<D: Disk>(disk: &D, dir: &std::path::Path) -> Result<()> {
+/// Removes [`PREPARED_SEGMENT_FILE`] from the store's directory if it exists.
+async fn remove_leftover<D: Disk>(shared: &Shared<D>) -> Result<()> {
+    let (disk, dir) = (&shared.disk, &shared.dir);
     let names = disk.list_dir(dir).await.map_err(|e| Error::io("list", dir, e))?;
     if names.iter().any(|n| n == PREPARED_SEGMENT_FILE) {
         let path = dir.join(PREPARED_SEGMENT_FILE);
