@@ -1,7 +1,8 @@
 //! Recovery: load the checkpoint, replay the log written after it, and start a fresh segment.
 //!
 //! 1. List the directory; remove a leftover `checkpoint.tmp` (a checkpoint that never published)
-//!    and a leftover `seg-prepared.tmp` (a segment file being zero-filled ahead of need).
+//!    and a leftover `seg-prepared.tmp` (a segment file being zero-filled ahead of need); keep a
+//!    `seg-prepared.ready` of the segment size for the log's next segment.
 //! 2. Load `checkpoint` (memory-mapped), verify every checksum, rebuild the index from it.
 //! 3. Scan each segment from where the checkpoint says replay starts (its whole record area if
 //!    the checkpoint does not know it). Records with an LSN at or below the checkpoint's are
@@ -75,12 +76,11 @@ pub(crate) async fn recover<D: Disk>(
     disk.prepare_dir(dir).await.map_err(|e| Error::io("prepare directory", dir, e))?;
     let names = disk.list_dir(dir).await.map_err(|e| Error::io("list", dir, e))?;
     // Leftovers of a crash: a checkpoint that never published, a segment being zero-filled.
-    for leftover in [checkpoint::CHECKPOINT_TMP_FILE, preallocate::PREPARED_SEGMENT_FILE] {
-        if names.iter().any(|n| n == leftover) {
-            let tmp = dir.join(leftover);
-            disk.remove(&tmp).await.map_err(|e| Error::io("remove", &tmp, e))?;
-        }
+    if names.iter().any(|n| n == checkpoint::CHECKPOINT_TMP_FILE) {
+        let tmp = dir.join(checkpoint::CHECKPOINT_TMP_FILE);
+        disk.remove(&tmp).await.map_err(|e| Error::io("remove", &tmp, e))?;
     }
+    let prepared = preallocate::adopt_at_open(disk, dir, &names, config).await?;
     let mut report = RecoveryReport::default();
     let loaded = checkpoint::load(disk, dir).await?;
     let (index, checkpoint_lsn, marks) = match loaded {
@@ -115,7 +115,10 @@ pub(crate) async fn recover<D: Disk>(
     }
     account_live(&replay.index, &mut segments)?;
     report.segments = segments.len() as u64;
-    let state = build_state(replay, segments, config, &report)?;
+    let mut state = build_state(replay, segments, config, &report)?;
+    if let Some(file) = prepared {
+        state.prepared = preallocate::Prepared::Ready(file);
+    }
     report.duration = started.elapsed();
     tracing::info!(dir = %dir.display(), ?report, "recovered");
     Ok((state, report))

@@ -334,10 +334,13 @@ impl<D: Disk> Store<D> {
             t.await;
         }
         let result = match group_commit::sync_all(&self.shared).await {
-            Ok(()) => self.checkpoint().await.map(|_| ()),
+            Ok(()) => match self.checkpoint().await {
+                Ok(_) => preallocate::trim_active_at_close(&self.shared).await,
+                Err(e) => Err(e),
+            },
             Err(e) => Err(e),
         };
-        let result = result.and(preallocate::remove_at_close(&self.shared).await);
+        let result = result.and(preallocate::release_at_close(&self.shared).await);
         self.shared.state.borrow_mut().flusher_stop = true;
         self.shared.flush_wanted.notify(usize::MAX);
         let flusher = self.flusher.borrow_mut().take();

@@ -5,7 +5,10 @@
 //!   a torn tail nor corruption for its zeros, and counts only the bytes in use (not the zeros);
 //! - a record torn inside a preallocated segment (its length fits in the file, its body is cut)
 //!   is a torn tail, while the same damage followed by a valid record is corruption;
-//! - a leftover prepared file (a crash while preparing) is removed at open, never trusted;
+//! - a leftover partial prepared file (a crash while preparing) is removed at open, never trusted,
+//!   while a ready one (zeros durable before it got the ready name) is adopted as it is;
+//! - close trims the active segment to the bytes in use, so the next open reads no zeros, and
+//!   keeps the ready file, so the next open writes none;
 //! - a failed preparation is counted and the store works on, growing its segments as before;
 //! - with preallocation off, no prepared file exists and segments grow as they are written.
 
@@ -13,11 +16,35 @@ mod common;
 
 use ringstore_storage::constants::{DMA_ALIGN_BYTES, SEGMENT_HEADER_BYTES, SEGMENT_SIZE_BYTES_MIN};
 use ringstore_storage::disk::sim::{SimDisk, SimOp};
-use ringstore_storage::log::preallocate::PREPARED_SEGMENT_FILE;
+use ringstore_storage::log::preallocate::{PREPARING_SEGMENT_FILE, READY_SEGMENT_FILE};
 use ringstore_storage::{ManualClock, Store, StoreConfig, WriteOptions};
 
-fn prepared_path() -> std::path::PathBuf {
-    std::path::Path::new(common::SIM_DIR).join(PREPARED_SEGMENT_FILE)
+/// The name a prepared file has while it is written.
+fn preparing_path() -> std::path::PathBuf {
+    std::path::Path::new(common::SIM_DIR).join(PREPARING_SEGMENT_FILE)
+}
+
+/// The name of a prepared file whose zeros are durable.
+fn ready_path() -> std::path::PathBuf {
+    std::path::Path::new(common::SIM_DIR).join(READY_SEGMENT_FILE)
+}
+
+/// Asserts that a ready prepared file of the segment size exists and is all zeros.
+fn assert_ready_file(disk: &SimDisk) {
+    let ready = disk.file_bytes(&ready_path()).expect("a ready prepared file");
+    assert_eq!(ready.len() as u64, SEGMENT_SIZE_BYTES_MIN);
+    assert!(ready.iter().all(|&b| b == 0), "the prepared file is all zeros");
+}
+
+/// Lets the preparer run until it has prepared `n` files (close stops one in progress).
+async fn wait_for_preparations(store: &Store<SimDisk>, n: u64) {
+    for _ in 0..1_000_000 {
+        if store.stats().counters.preallocations >= n {
+            return;
+        }
+        futures_lite::future::yield_now().await;
+    }
+    panic!("the preparer did not finish its file number {n}");
 }
 
 fn key(i: usize) -> Vec<u8> {
@@ -54,9 +81,8 @@ fn the_first_segment_is_the_prepared_file_and_survives_power_loss() {
         let disk = common::sim(71);
         let clock = ManualClock::new(common::T0_MS);
         let store = common::open_sim(&disk, common::test_config(), &clock).await.expect("open");
-        let prepared = disk.file_bytes(&prepared_path()).expect("open prepares a segment file");
-        assert_eq!(prepared.len() as u64, SEGMENT_SIZE_BYTES_MIN);
-        assert!(prepared.iter().all(|&b| b == 0), "the prepared file is all zeros");
+        assert_ready_file(&disk);
+        assert!(disk.file_bytes(&preparing_path()).is_none(), "renamed once ready");
         assert_eq!(store.stats().counters.preallocations, 1);
 
         put_synced(&store, 0..50).await;
@@ -83,7 +109,45 @@ fn the_first_segment_is_the_prepared_file_and_survives_power_loss() {
         // Segment 1 was sealed by recovery with the same bytes in use; segment 2 has no file yet.
         assert_eq!(store.stats().disk_bytes, in_use + SEGMENT_HEADER_BYTES);
         store.close().await.expect("close");
-        assert!(disk.file_bytes(&prepared_path()).is_none(), "close removes the prepared file");
+        assert_ready_file(&disk);
+    });
+}
+
+#[test]
+fn close_trims_the_active_segment_and_reopen_adopts_the_ready_file() {
+    common::run(|| async {
+        let disk = common::sim(76);
+        let clock = ManualClock::new(common::T0_MS);
+        let store = common::open_sim(&disk, common::test_config(), &clock).await.expect("open");
+        put_synced(&store, 0..30).await;
+        wait_for_preparations(&store, 2).await;
+        let in_use = store.stats().disk_bytes;
+        store.close().await.expect("close");
+        let seg = disk.file_bytes(&common::seg_path(1)).expect("segment 1");
+        assert_eq!(seg.len() as u64, in_use, "close cut the unused zeros off segment 1");
+        assert_ready_file(&disk);
+
+        let writes_before = disk.stats().writes;
+        let store = common::open_sim(&disk, common::test_config(), &clock).await.expect("reopen");
+        assert_eq!(store.stats().counters.preallocations, 0, "open adopted the ready file");
+        assert_eq!(disk.stats().writes, writes_before, "open wrote no zeros");
+        let report = store.recovery_report().clone();
+        assert!(report.torn_tails.is_empty() && report.corrupt.is_empty(), "{report:?}");
+        assert_present(&store, 0..30).await;
+        put_synced(&store, 30..40).await;
+        let seg2 = disk.file_bytes(&common::seg_path(2)).expect("segment 2");
+        assert_eq!(seg2.len() as u64, SEGMENT_SIZE_BYTES_MIN, "segment 2 is the adopted file");
+        store.close().await.expect("close");
+
+        // A ready file of another size (the segment size changed) is replaced, not adopted.
+        let config =
+            StoreConfig { segment_size_bytes: 2 * SEGMENT_SIZE_BYTES_MIN, ..common::test_config() };
+        let store = common::open_sim(&disk, config, &clock).await.expect("reopen, bigger segments");
+        assert_eq!(store.stats().counters.preallocations, 1, "a new file of the new size");
+        let ready = disk.file_bytes(&ready_path()).expect("ready file");
+        assert_eq!(ready.len() as u64, 2 * SEGMENT_SIZE_BYTES_MIN);
+        assert_present(&store, 0..40).await;
+        store.close().await.expect("close");
     });
 }
 
@@ -133,7 +197,7 @@ fn a_damaged_record_followed_by_a_valid_one_is_corruption() {
 }
 
 #[test]
-fn a_leftover_prepared_file_is_replaced_at_open() {
+fn a_leftover_partial_prepared_file_is_removed_at_open() {
     common::run(|| async {
         let disk = common::sim(73);
         let clock = ManualClock::new(common::T0_MS);
@@ -141,16 +205,42 @@ fn a_leftover_prepared_file_is_replaced_at_open() {
         put_synced(&store, 0..5).await;
         drop(store);
         // A crash while preparing leaves a file of any length and content under the name.
-        disk.set_file_bytes(&prepared_path(), vec![0xab; 3 * DMA_ALIGN_BYTES as usize]);
+        disk.set_file_bytes(&preparing_path(), vec![0xab; 3 * DMA_ALIGN_BYTES as usize]);
         let store = common::open_sim(&disk, common::test_config(), &clock).await.expect("reopen");
-        let prepared = disk.file_bytes(&prepared_path()).expect("a new prepared file");
-        assert_eq!(prepared.len() as u64, SEGMENT_SIZE_BYTES_MIN);
-        assert!(prepared.iter().all(|&b| b == 0), "the leftover was not trusted");
+        assert!(disk.file_bytes(&preparing_path()).is_none(), "the leftover was removed");
+        assert_ready_file(&disk);
         assert_present(&store, 0..5).await;
         put_synced(&store, 5..10).await;
         // Recovery sealed segment 1; the new writes went to segment 2, the prepared file.
         let seg2 = disk.file_bytes(&common::seg_path(2)).expect("segment 2");
         assert_eq!(seg2.len() as u64, SEGMENT_SIZE_BYTES_MIN);
+        store.close().await.expect("close");
+    });
+}
+
+#[test]
+fn a_ready_file_that_already_was_a_segment_is_not_adopted() {
+    common::run(|| async {
+        let disk = common::sim(77);
+        let clock = ManualClock::new(common::T0_MS);
+        let store = common::open_sim(&disk, common::test_config(), &clock).await.expect("open");
+        put_synced(&store, 0..10).await;
+        drop(store);
+        // A crash after the flusher renamed the ready file to segment 1 and wrote its header and
+        // records, with the rename not yet durable, leaves those bytes under the ready name.
+        let mut stale = disk.file_bytes(&common::seg_path(1)).expect("segment 1");
+        stale.resize(SEGMENT_SIZE_BYTES_MIN as usize, 0);
+        disk.set_file_bytes(&ready_path(), stale);
+        let store = common::open_sim(&disk, common::test_config(), &clock).await.expect("reopen");
+        assert_eq!(store.stats().counters.preallocations, 1, "a new file was prepared");
+        assert_ready_file(&disk);
+        put_synced(&store, 10..20).await;
+        drop(store);
+        disk.crash_losing_all_unsynced();
+        let store = common::open_sim(&disk, common::test_config(), &clock).await.expect("reopen");
+        let report = store.recovery_report().clone();
+        assert!(report.corrupt.is_empty(), "no stale record reached a segment: {report:?}");
+        assert_present(&store, 0..20).await;
         store.close().await.expect("close");
     });
 }
@@ -185,7 +275,8 @@ fn without_preallocation_segments_grow_as_written() {
         let config = StoreConfig { preallocate_segments: false, ..common::test_config() };
         let store = common::open_sim(&disk, config.clone(), &clock).await.expect("open");
         put_synced(&store, 0..10).await;
-        assert!(disk.file_bytes(&prepared_path()).is_none());
+        assert!(disk.file_bytes(&preparing_path()).is_none());
+        assert!(disk.file_bytes(&ready_path()).is_none());
         let seg = disk.file_bytes(&common::seg_path(1)).expect("segment 1");
         assert!((seg.len() as u64) < SEGMENT_SIZE_BYTES_MIN);
         store.close().await.expect("close");

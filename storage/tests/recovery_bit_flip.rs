@@ -147,6 +147,9 @@ impl DiskFile for CheckedFile {
     async fn size(&self) -> io::Result<u64> {
         self.inner.size().await
     }
+    async fn truncate(&self, len: u64) -> io::Result<()> {
+        self.inner.truncate(len).await
+    }
 }
 
 const KEYS: usize = 8;

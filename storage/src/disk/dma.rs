@@ -177,6 +177,11 @@ impl DiskFile for DmaDiskFile {
         self.file.fdatasync().await.map_err(glommio_io)
     }
 
+    async fn truncate(&self, len: u64) -> io::Result<()> {
+        self.file.truncate(len).await.map_err(glommio_io)?;
+        self.fdatasync().await
+    }
+
     /// The size of the open file, by `fstat` on its descriptor. glommio's own `file_size` stats
     /// the path the file was opened with, which after a rename (a prepared segment becoming a
     /// segment) names another file.

@@ -73,4 +73,8 @@ pub trait DiskFile: std::fmt::Debug + 'static {
     async fn fdatasync(&self) -> io::Result<()>;
     /// Current size of the open file in bytes (of this file, also after it was renamed).
     async fn size(&self) -> io::Result<u64>;
+    /// Shrinks the file to `len` bytes and makes the new size durable. Call it only when every
+    /// write to the file is synced; a crash before it returns leaves either size, and both read
+    /// the same bytes up to `len`.
+    async fn truncate(&self, len: u64) -> io::Result<()>;
 }

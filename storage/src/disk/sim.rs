@@ -487,6 +487,24 @@ impl State {
         Ok(())
     }
 
+    /// Shrinks a fully synced file; the new size is durable at once (a real crash leaves either
+    /// size, which read the same up to `len`).
+    fn truncate(&mut self, id: FileId, epoch: u64, len: u64) -> io::Result<()> {
+        self.live_file(id, epoch)?;
+        self.inject(SimOp::Fsync)?;
+        let file = self.live_file(id, epoch)?;
+        if !file.pending.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("truncate with {} unsynced writes", file.pending.len()),
+            ));
+        }
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
+        file.visible.truncate(len);
+        file.durable.truncate(len);
+        Ok(())
+    }
+
     fn size(&mut self, id: FileId, epoch: u64) -> io::Result<u64> {
         Ok(self.live_file(id, epoch)?.visible.len() as u64)
     }
@@ -720,6 +738,11 @@ impl DiskFile for SimFile {
     async fn size(&self) -> io::Result<u64> {
         yield_now().await;
         self.disk.state.borrow_mut().size(self.id, self.epoch)
+    }
+
+    async fn truncate(&self, len: u64) -> io::Result<()> {
+        yield_now().await;
+        self.disk.state.borrow_mut().truncate(self.id, self.epoch, len)
     }
 }
 

@@ -10,32 +10,43 @@
 //! This disk measured 128 us for a 4 KiB append + fdatasync and 85 us for an overwrite of a
 //! pre-zeroed file + fdatasync (`../shared/DESIGN.md`); docs/BENCHMARKS.md has the A/B on the node.
 //!
-//! How: the preparer task writes [`PREPARED_SEGMENT_FILE`] with zeros up to
-//! `segment_size_bytes` in [`PREALLOCATE_WRITE_BYTES`] writes, fdatasyncs it and parks it in
-//! [`State::prepared`](crate::state::State). When the flusher opens a new segment it takes that
-//! file, renames it to the segment's name, then writes the header and syncs as for any new segment
-//! ([`super::group_commit`]); then it wakes the preparer for the next one. With no file ready (the
-//! first segment after open, a preparer that failed, or a disk that fills) the flusher creates the
-//! segment the plain way, so preallocation only ever makes a flush cheaper, never waits for one.
+//! How: the preparer task writes [`PREPARING_SEGMENT_FILE`] with zeros up to
+//! `segment_size_bytes` in [`PREALLOCATE_WRITE_BYTES`] writes, fdatasyncs it, renames it to
+//! [`READY_SEGMENT_FILE`] and parks it in [`State::prepared`](crate::state::State). When the
+//! flusher opens a new segment it takes that file, renames it to the segment's name, then writes
+//! the header and syncs as for any new segment ([`super::group_commit`]); then it wakes the
+//! preparer for the next one. With no file ready (a preparer that failed, a disk that fills, a
+//! burst that outruns it) the flusher creates the segment the plain way, so preallocation only
+//! ever makes a flush cheaper, never waits for one.
 //!
-//! One task at a time owns the prepared file's name ([`Prepared`]): the preparer while it writes
+//! One task at a time owns the prepared file's names ([`Prepared`]): the preparer while it writes
 //! the file, the flusher while it renames it. Without that, a preparer woken during the rename
 //! could remove and recreate the name, and the rename would then give the segment the new,
 //! headerless file while the flusher wrote into the old one.
 //!
 //! On disk the zeros are flush padding to the scanner (docs/FORMAT.md, "Reading a segment"), so a
-//! preallocated segment reads exactly like a grown one. A leftover prepared file (a crash while
-//! preparing, or the one ready at close) is removed at open: its zeros may not be durable.
+//! preallocated segment reads exactly like a grown one.
+//!
+//! Across a restart: the ready file's name is given only after its zeros are durable, so open
+//! adopts a [`READY_SEGMENT_FILE`] of the configured size as it is (restarts do not zero-fill 64
+//! MiB again), and removes a [`PREPARING_SEGMENT_FILE`] (a crash while preparing: its zeros may not
+//! be durable). Close keeps the ready file, and cuts the active segment's unused zeros off
+//! ([`trim_active_at_close`]), so the next open does not read them: recovery seals that segment.
 
+use std::path::Path;
 use std::rc::Rc;
 
+use crate::config::StoreConfig;
 use crate::constants::*;
 use crate::disk::{Disk, DiskFile};
 use crate::state::Shared;
 use crate::{Error, Result};
 
-/// The prepared segment's file name; never a segment name (`seg-XXXXXXXX.log`).
-pub const PREPARED_SEGMENT_FILE: &str = "seg-prepared.tmp";
+/// The name of a prepared file while it is written; never a segment name (`seg-XXXXXXXX.log`).
+pub const PREPARING_SEGMENT_FILE: &str = "seg-prepared.tmp";
+
+/// The name of a prepared file whose zeros are durable; never a segment name.
+pub const READY_SEGMENT_FILE: &str = "seg-prepared.ready";
 
 /// Size of each zero write while preparing (64 writes for a 64 MiB segment).
 pub const PREALLOCATE_WRITE_BYTES: u64 = 1024 * 1024;
@@ -45,18 +56,19 @@ const _: () = assert!(PREALLOCATE_WRITE_BYTES.is_multiple_of(DMA_ALIGN_BYTES));
 /// The prepared file and who owns its name.
 #[derive(Debug, Default)]
 pub(crate) enum Prepared<F> {
-    /// No file under [`PREPARED_SEGMENT_FILE`] that anyone uses (a partial leftover at most).
+    /// No file under [`READY_SEGMENT_FILE`]; a partial [`PREPARING_SEGMENT_FILE`] at most.
     #[default]
     Absent,
     /// A task is writing or renaming the file; nobody else touches the name.
     Busy,
-    /// Zero-filled, fsynced, under [`PREPARED_SEGMENT_FILE`], ready to become a segment.
+    /// Zero-filled, fsynced, under [`READY_SEGMENT_FILE`], ready to become a segment.
     Ready(F),
 }
 
-/// Prepares the first segment's file at open, before any write can need it (a store that just
-/// opened writes to a new segment, and would otherwise grow its whole first segment). A failure is
-/// logged and counted, not returned: the store works without preallocation.
+/// Prepares the first segment's file at open if recovery found none ready, before any write can
+/// need it (a store that just opened writes to a new segment, and would otherwise grow its whole
+/// first segment). A failure is logged and counted, not returned: the store works without
+/// preallocation.
 pub(crate) async fn prepare_at_open<D: Disk>(shared: &Shared<D>) {
     if claim(shared) {
         prepare_claimed(shared).await;
@@ -110,10 +122,11 @@ async fn prepare_claimed<D: Disk>(shared: &Shared<D>) -> bool {
     ready
 }
 
-/// Writes one prepared file; None if the store started closing meanwhile.
+/// Writes one prepared file and gives it the ready name; None if the store started closing
+/// meanwhile.
 async fn prepare<D: Disk>(shared: &Shared<D>) -> Result<Option<D::File>> {
-    remove_leftover(shared).await?;
-    let path = shared.dir.join(PREPARED_SEGMENT_FILE);
+    remove_leftovers(shared).await?;
+    let path = shared.dir.join(PREPARING_SEGMENT_FILE);
     let file = shared.disk.create(&path).await.map_err(|e| Error::io("create", &path, e))?;
     let size = shared.config.segment_size_bytes;
     let mut pos = 0;
@@ -127,6 +140,9 @@ async fn prepare<D: Disk>(shared: &Shared<D>) -> Result<Option<D::File>> {
         pos += len;
     }
     file.fdatasync().await.map_err(|e| Error::io("fdatasync", &path, e))?;
+    // No directory sync: a crash that loses the rename leaves the preparing name, removed at open.
+    let ready = shared.dir.join(READY_SEGMENT_FILE);
+    shared.disk.rename(&path, &ready).await.map_err(|e| Error::io("rename", &ready, e))?;
     Ok(Some(file))
 }
 
@@ -135,27 +151,103 @@ async fn prepare<D: Disk>(shared: &Shared<D>) -> Result<Option<D::File>> {
 async fn failed<D: Disk>(shared: &Shared<D>, e: &Error) {
     tracing::warn!(dir = %shared.dir.display(), error = %e,
         "segment preallocation failed; new segments grow as they are written until one succeeds");
-    remove_leftover(shared).await.ok();
+    remove_leftovers(shared).await.ok();
     let mut st = shared.state.borrow_mut();
     st.counters.preallocations_failed += 1;
     st.prepared = Prepared::Absent;
 }
 
-/// At close, after the preparer stopped and the last flush (so nobody holds the name): gives the
-/// prepared file's space back (a file left now would be removed at the next open anyway; its
-/// zeros are not trusted across a restart).
-pub(crate) async fn remove_at_close<D: Disk>(shared: &Shared<D>) -> Result<()> {
-    shared.state.borrow_mut().prepared = Prepared::Absent;
-    remove_leftover(shared).await
+/// At close, after the preparer stopped and the last flush (so nobody holds the name): keeps a
+/// ready file for the next open, and removes a partial one.
+pub(crate) async fn release_at_close<D: Disk>(shared: &Shared<D>) -> Result<()> {
+    let prepared = std::mem::take(&mut shared.state.borrow_mut().prepared);
+    let path = shared.dir.join(PREPARING_SEGMENT_FILE);
+    let names = shared.disk.list_dir(&shared.dir).await.map_err(|e| Error::io("list", &path, e))?;
+    if names.iter().any(|n| n == PREPARING_SEGMENT_FILE) {
+        shared.disk.remove(&path).await.map_err(|e| Error::io("remove", &path, e))?;
+    }
+    if !matches!(prepared, Prepared::Ready(_)) && names.iter().any(|n| n == READY_SEGMENT_FILE) {
+        let ready = shared.dir.join(READY_SEGMENT_FILE);
+        shared.disk.remove(&ready).await.map_err(|e| Error::io("remove", &ready, e))?;
+    }
+    Ok(())
 }
 
-/// Removes [`PREPARED_SEGMENT_FILE`] from the store's directory if it exists.
-async fn remove_leftover<D: Disk>(shared: &Shared<D>) -> Result<()> {
+/// At close, after the last sync: shrinks the active segment to the bytes in use, so that the
+/// next open does not read its preallocated zeros (recovery seals it; nothing is written after
+/// them). A crash skips this, and the next open reads the zeros as flush padding.
+pub(crate) async fn trim_active_at_close<D: Disk>(shared: &Shared<D>) -> Result<()> {
+    let (id, file, end) = {
+        let st = shared.state.borrow();
+        let id = st.log.active_segment();
+        let Some(info) = st.segments.get(id) else { return Ok(()) };
+        let Some(file) = info.file.clone() else { return Ok(()) };
+        (id, file, align_up(info.end, DMA_ALIGN_BYTES))
+    };
+    let path = shared.segment_path(id);
+    let size = file.size().await.map_err(|e| Error::io("stat", &path, e))?;
+    if size > end {
+        file.truncate(end).await.map_err(|e| Error::io("truncate", &path, e))?;
+    }
+    Ok(())
+}
+
+/// Recovery's part: removes a partial prepared file, and returns the ready one if it has the
+/// configured size and preallocation is on (removing it otherwise).
+pub(crate) async fn adopt_at_open<D: Disk>(
+    disk: &D,
+    dir: &Path,
+    names: &[String],
+    config: &StoreConfig,
+) -> Result<Option<D::File>> {
+    if names.iter().any(|n| n == PREPARING_SEGMENT_FILE) {
+        let path = dir.join(PREPARING_SEGMENT_FILE);
+        disk.remove(&path).await.map_err(|e| Error::io("remove", &path, e))?;
+    }
+    if !names.iter().any(|n| n == READY_SEGMENT_FILE) {
+        return Ok(None);
+    }
+    let path = dir.join(READY_SEGMENT_FILE);
+    if config.preallocate_segments {
+        let file = disk.open(&path).await.map_err(|e| Error::io("open", &path, e))?;
+        match unused_ready_file(&file, config).await.map_err(|e| Error::io("read", &path, e))? {
+            None => return Ok(Some(file)),
+            Some(why) => {
+                tracing::info!(path = %path.display(), why, "preparing a new segment file")
+            }
+        }
+    }
+    disk.remove(&path).await.map_err(|e| Error::io("remove", &path, e))?;
+    Ok(None)
+}
+
+/// None if a ready file can become the next segment; otherwise why not. Its header block must be
+/// zeros: a crash between the rename that made it a segment and the directory sync after its
+/// header write leaves the ready name on a file that already has a segment's header, and maybe
+/// records (written only after the header was synced), or a second name on that segment's file.
+async fn unused_ready_file<F: DiskFile>(
+    file: &F,
+    config: &StoreConfig,
+) -> std::io::Result<Option<&'static str>> {
+    if file.size().await? != config.segment_size_bytes {
+        return Ok(Some("the ready file is not segment_size_bytes long"));
+    }
+    let head = file.read_at(0, SEGMENT_HEADER_BYTES as usize).await?;
+    if head.len() as u64 != SEGMENT_HEADER_BYTES || head.iter().any(|&b| b != 0) {
+        return Ok(Some("the ready file's header block is not zeros: it was a segment"));
+    }
+    Ok(None)
+}
+
+/// Removes both prepared-file names from the store's directory where they exist.
+async fn remove_leftovers<D: Disk>(shared: &Shared<D>) -> Result<()> {
     let (disk, dir) = (&shared.disk, &shared.dir);
     let names = disk.list_dir(dir).await.map_err(|e| Error::io("list", dir, e))?;
-    if names.iter().any(|n| n == PREPARED_SEGMENT_FILE) {
-        let path = dir.join(PREPARED_SEGMENT_FILE);
-        disk.remove(&path).await.map_err(|e| Error::io("remove", &path, e))?;
+    for name in [PREPARING_SEGMENT_FILE, READY_SEGMENT_FILE] {
+        if names.iter().any(|n| n == name) {
+            let path = dir.join(name);
+            disk.remove(&path).await.map_err(|e| Error::io("remove", &path, e))?;
+        }
     }
     Ok(())
 }
@@ -170,7 +262,7 @@ pub(crate) async fn take_for_segment<D: Disk>(shared: &Shared<D>, id: u32) -> Op
         shared.prepare_wanted.notify(1);
         return None;
     };
-    let from = shared.dir.join(PREPARED_SEGMENT_FILE);
+    let from = shared.dir.join(READY_SEGMENT_FILE);
     let to = shared.segment_path(id);
     let renamed = shared.disk.rename(&from, &to).await;
     let file = match renamed {
