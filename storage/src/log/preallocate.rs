@@ -48,8 +48,12 @@ pub const PREPARING_SEGMENT_FILE: &str = "seg-prepared.tmp";
 /// The name of a prepared file whose zeros are durable; never a segment name.
 pub const READY_SEGMENT_FILE: &str = "seg-prepared.ready";
 
-/// Size of each zero write while preparing (64 writes for a 64 MiB segment).
-pub const PREALLOCATE_WRITE_BYTES: u64 = 1024 * 1024;
+/// Size of each zero write while preparing (256 writes for a 64 MiB segment). Measured: with
+/// 1 MiB buffers (allocated outside glommio's io memory, then freed, 64 per segment) the same
+/// process's later CPU-bound work (the checkpoint load and live-byte count of a restart) ran
+/// about 15 ms slower for 1M keys; 256 KiB buffers left it as fast as before preallocation
+/// (docs/BENCHMARKS.md, "Durable writes").
+pub const PREALLOCATE_WRITE_BYTES: u64 = 256 * 1024;
 
 const _: () = assert!(PREALLOCATE_WRITE_BYTES.is_multiple_of(DMA_ALIGN_BYTES));
 
