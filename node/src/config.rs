@@ -254,8 +254,8 @@ pub struct NodeConfig {
     /// Per executor.
     pub io_memory_bytes: usize,
     pub limits: Limits,
-    /// One shard's store: `cache_capacity_bytes`, `segment_size_bytes` and `flush_interval_ms`
-    /// come from the settings, the rest are the store's defaults.
+    /// One shard's store: `cache_capacity_bytes`, `segment_size_bytes`, `flush_interval_ms` and
+    /// `accept_log_damage` come from the settings, the rest are the store's defaults.
     pub store: StoreConfig,
     /// A tracing `EnvFilter` directive.
     pub log: String,
@@ -506,6 +506,11 @@ struct Settings {
         help = help("NoSync writes reach the disk within", FLUSH_INTERVAL_MS_DEFAULT)
     )]
     flush_interval_ms: Option<u64>,
+    /// Start even if a shard's log has damaged bytes that name no key, dropping them (each is
+    /// logged; without this the start fails with error 616). Use once, after reading the error.
+    #[arg(long)]
+    #[serde(default)]
+    accept_log_damage: bool,
 }
 
 impl Settings {
@@ -542,6 +547,7 @@ impl Settings {
             cache_capacity_bytes: self.cache_capacity_bytes.or(file.cache_capacity_bytes),
             segment_size_bytes: self.segment_size_bytes.or(file.segment_size_bytes),
             flush_interval_ms: self.flush_interval_ms.or(file.flush_interval_ms),
+            accept_log_damage: self.accept_log_damage || file.accept_log_damage,
         }
     }
 
@@ -588,6 +594,7 @@ impl Settings {
             cache_capacity_bytes: self.cache_capacity_bytes.unwrap_or(d.cache_capacity_bytes),
             segment_size_bytes: self.segment_size_bytes.unwrap_or(d.segment_size_bytes),
             flush_interval_ms: self.flush_interval_ms.unwrap_or(d.flush_interval_ms),
+            accept_log_damage: self.accept_log_damage,
             ..d
         }
     }
@@ -681,6 +688,7 @@ mod tests {
             "--cache-capacity-bytes=0",
             "--segment-size-bytes=8388608",
             "--flush-interval-ms=3",
+            "--accept-log-damage",
         ])
         .expect("valid flags");
         assert_eq!((config.shards, config.partitions), (2, 64));
@@ -700,14 +708,17 @@ mod tests {
         let store = &config.store;
         assert_eq!((store.cache_capacity_bytes, store.segment_size_bytes), (0, 8 << 20));
         assert_eq!(store.flush_interval_ms, 3);
+        assert!(store.accept_log_damage);
+        assert!(!parse(&[]).expect("no flags").store.accept_log_damage, "off by default");
     }
 
     #[test]
     fn file_only() {
         let text = "data_dir = \"/srv/rs\"\nlisten = \"0.0.0.0:7000\"\nshards = 2\n\
                     max_connections = 100\ncache_capacity_bytes = 1024\n\
-                    metrics = \"127.0.0.1:0\"\n";
+                    metrics = \"127.0.0.1:0\"\naccept_log_damage = true\n";
         let config = from_file(text, &[]).expect("valid file");
+        assert!(config.store.accept_log_damage);
         assert_eq!(config.data_dir, PathBuf::from("/srv/rs"));
         assert_eq!(config.listen, "0.0.0.0:7000".parse().expect("address"));
         assert_eq!(config.shards, 2);

@@ -136,6 +136,17 @@ async fn compact_segment<D: Disk>(
             ScanItem::Corrupt { offset, lsn, what } => {
                 tracing::warn!(segment = id, offset, ?lsn, %what, "compaction skipped a corrupt record");
             }
+            // Its value cannot be copied; if the index still points at it, the segment keeps it
+            // (below), so the key goes on reading as damaged (614) until it is written again.
+            ScanItem::Damaged(r) => {
+                let lsn = r.meta.lsn;
+                tracing::warn!(
+                    segment = id,
+                    offset = r.offset,
+                    lsn,
+                    "compaction skipped a damaged record"
+                );
+            }
             ScanItem::TornTail { .. } => {}
         }
     }

@@ -26,6 +26,11 @@ pub struct StoreConfig {
     /// Keep the next segment file zero-filled ahead of need, so flushes overwrite instead of
     /// growing a file ([`crate::log::preallocate`]). Costs one segment of disk per store.
     pub preallocate_segments: bool,
+    /// Open even when recovery finds damaged log bytes that name no key, dropping them (each
+    /// range is logged; the checkpoint written at open makes the choice permanent). Off by
+    /// default: such an open fails with [`Error::DamagedLog`], because the bytes may have held
+    /// acknowledged writes of any key.
+    pub accept_log_damage: bool,
 }
 
 impl Default for StoreConfig {
@@ -40,6 +45,7 @@ impl Default for StoreConfig {
             maintenance_interval_ms: 1000,
             maintenance_shares: 100,
             preallocate_segments: true,
+            accept_log_damage: false,
         }
     }
 }

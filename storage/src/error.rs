@@ -43,6 +43,13 @@ pub enum Error {
     CorruptRecord { segment: u32, offset: u64, lsn: String, what: String },
     #[error("corrupt {file}: {what}")]
     CorruptFile { file: PathBuf, what: String },
+    #[error(
+        "the log has {count} damaged range(s) that name no key (first: {first}); acknowledged \
+         writes in them cannot be attributed to keys, so the store does not open. To open it \
+         without those bytes, set accept_log_damage (ringstore-node --accept-log-damage): each \
+         dropped range is logged, and the next checkpoint makes the choice permanent"
+    )]
+    DamagedLog { count: usize, first: String },
 }
 
 impl Error {
@@ -65,6 +72,7 @@ impl Error {
             Error::Io { .. } => 613,
             Error::CorruptRecord { .. } => 614,
             Error::CorruptFile { .. } => 615,
+            Error::DamagedLog { .. } => 616,
         }
     }
 
@@ -109,9 +117,10 @@ mod tests {
             Error::Io { op: "", path: PathBuf::new(), source: io() },
             Error::CorruptRecord { segment: 0, offset: 0, lsn: String::new(), what: String::new() },
             Error::CorruptFile { file: PathBuf::new(), what: String::new() },
+            Error::DamagedLog { count: 0, first: String::new() },
         ];
         let codes: Vec<u16> = all.iter().map(Error::code).collect();
-        assert_eq!(codes, (601..=615).collect::<Vec<u16>>());
+        assert_eq!(codes, (601..=616).collect::<Vec<u16>>());
         assert_documented(&codes);
     }
 }

@@ -1,9 +1,12 @@
 //! The on-disk record: a 48-byte checksummed header, then the key, then the value, padded with
 //! zeros to 8 bytes. Layout is drawn byte by byte in docs/FORMAT.md; this file is its code.
 //!
-//! Two checksums (CRC32C): `body_crc` over key and value, and `header_crc` over header bytes 4..48
-//! (which include `body_crc`). A valid header can be trusted for its lengths before the body is
-//! read, so a damaged body is skipped precisely and a damaged header never sizes an allocation.
+//! Two checksums (CRC32C): `header_crc` over header bytes 4..48 followed by the key, and
+//! `body_crc` over the value. A valid header can be trusted for its lengths before the value is
+//! read, so a damaged value is skipped precisely and a damaged header never sizes an allocation;
+//! and because the key is under the header's checksum, a record whose value is damaged still
+//! names its key, so recovery can mark exactly that key as damaged (error 614) instead of
+//! serving an older version of it.
 
 use zerocopy::byteorder::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
@@ -92,8 +95,7 @@ pub fn padded_len(key_len: usize, value_len: usize) -> u64 {
 /// Appends one encoded record (header, key, value, zero padding) to `out`.
 pub fn encode(out: &mut Vec<u8>, meta: &RecordMeta, key: &[u8], value: &[u8]) {
     assert!(key.len() <= KEY_BYTES_MAX && value.len() <= VALUE_BYTES_MAX);
-    let mut body_crc = crc32c::crc32c(key);
-    body_crc = crc32c::crc32c_append(body_crc, value);
+    let body_crc = crc32c::crc32c(value);
     let mut header = RecordHeader {
         header_crc: U32::ZERO,
         body_crc: U32::new(body_crc),
@@ -108,7 +110,8 @@ pub fn encode(out: &mut Vec<u8>, meta: &RecordMeta, key: &[u8], value: &[u8]) {
         batch_remaining: U16::new(meta.batch_remaining),
         magic: U16::new(RECORD_MAGIC),
     };
-    header.header_crc = U32::new(crc32c::crc32c(&header.as_bytes()[4..]));
+    header.header_crc =
+        U32::new(crc32c::crc32c_append(crc32c::crc32c(&header.as_bytes()[4..]), key));
     let start = out.len();
     out.extend_from_slice(header.as_bytes());
     out.extend_from_slice(key);
@@ -120,30 +123,43 @@ pub fn encode(out: &mut Vec<u8>, meta: &RecordMeta, key: &[u8], value: &[u8]) {
 /// Why bytes at an offset are not a valid record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DecodeError {
-    /// Fewer than a header's bytes remain.
+    /// Fewer bytes remain than the header and the key it claims.
     Truncated,
-    /// The header checksum does not match: the lengths and LSN cannot be trusted.
+    /// The header checksum (over the header and the key) does not match: neither the lengths,
+    /// the LSN nor the key can be trusted.
     BadHeader,
-    /// The header is valid but claims lengths over the limits or past the end of the buffer.
+    /// The header is valid but claims a value length over the limit or past the end of the buffer.
     BadLength { lsn: u64, what: String },
-    /// The header is valid but the key/value checksum does not match.
+    /// The header and key are valid but the value's checksum does not match.
     BadBody { lsn: u64, len: u64 },
 }
 
-/// Decodes and verifies the header at the start of `buf` without touching the body.
+/// Bytes from the start of a record through its key, as its (unverified) header claims: what
+/// [`decode_header`] needs in `buf`. None when the claimed key length is impossible.
+pub fn header_and_key_len(buf: &[u8]) -> Option<usize> {
+    let bytes = buf.get(..RECORD_HEADER_BYTES)?;
+    let (header, _) = RecordHeader::read_from_prefix(bytes).ok()?;
+    let key_len = header.key_len.get() as usize;
+    (1..=KEY_BYTES_MAX).contains(&key_len).then_some(RECORD_HEADER_BYTES + key_len)
+}
+
+/// Decodes and verifies the header and key at the start of `buf` without touching the value.
+/// `buf` must hold [`header_and_key_len`] bytes.
 pub fn decode_header(buf: &[u8]) -> Result<RecordHeader, DecodeError> {
     let bytes = buf.get(..RECORD_HEADER_BYTES).ok_or(DecodeError::Truncated)?;
     let (header, _) = RecordHeader::read_from_prefix(bytes).map_err(|_| DecodeError::Truncated)?;
-    if crc32c::crc32c(&bytes[4..]) != header.header_crc.get() || header.magic.get() != RECORD_MAGIC
-    {
+    let Some(span) = header_and_key_len(buf) else { return Err(DecodeError::BadHeader) };
+    let key = buf.get(RECORD_HEADER_BYTES..span).ok_or(DecodeError::Truncated)?;
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&bytes[4..]), key);
+    if crc != header.header_crc.get() || header.magic.get() != RECORD_MAGIC {
         return Err(DecodeError::BadHeader);
     }
     if RecordKind::from_u8(header.kind).is_none() {
         return Err(DecodeError::BadHeader);
     }
-    let (key_len, value_len) = (header.key_len.get() as usize, header.value_len.get() as usize);
-    if key_len == 0 || key_len > KEY_BYTES_MAX || value_len > VALUE_BYTES_MAX {
-        let what = format!("key_len {key_len} (1..={KEY_BYTES_MAX}), value_len {value_len} (max {VALUE_BYTES_MAX})");
+    let value_len = header.value_len.get() as usize;
+    if value_len > VALUE_BYTES_MAX {
+        let what = format!("value_len {value_len} (max {VALUE_BYTES_MAX})");
         return Err(DecodeError::BadLength { lsn: header.lsn.get(), what });
     }
     Ok(header)
@@ -167,7 +183,7 @@ impl RecordHeader {
         padded_len(self.key_len(), self.value_len())
     }
 
-    fn meta(&self) -> RecordMeta {
+    pub fn meta(&self) -> RecordMeta {
         RecordMeta {
             kind: RecordKind::from_u8(self.kind).unwrap_or(RecordKind::Put),
             lsn: self.lsn.get(),
@@ -183,16 +199,16 @@ impl RecordHeader {
 /// Decodes and verifies one whole record at the start of `buf`.
 pub fn decode(buf: &[u8]) -> Result<Record<'_>, DecodeError> {
     let header = decode_header(buf)?;
-    let total = RECORD_HEADER_BYTES + header.key_len() + header.value_len();
-    let Some(body) = buf.get(RECORD_HEADER_BYTES..total) else {
+    let key_end = RECORD_HEADER_BYTES + header.key_len();
+    let total = key_end + header.value_len();
+    let Some(value) = buf.get(key_end..total) else {
         let what = format!("record of {total} bytes runs past the {} bytes available", buf.len());
         return Err(DecodeError::BadLength { lsn: header.lsn(), what });
     };
-    if crc32c::crc32c(body) != header.body_crc.get() {
+    if crc32c::crc32c(value) != header.body_crc.get() {
         return Err(DecodeError::BadBody { lsn: header.lsn(), len: header.padded_len() });
     }
-    let (key, value) = body.split_at(header.key_len());
-    Ok(Record { meta: header.meta(), key, value })
+    Ok(Record { meta: header.meta(), key: &buf[RECORD_HEADER_BYTES..key_end], value })
 }
 
 #[cfg(test)]
@@ -238,11 +254,27 @@ mod tests {
     }
 
     #[test]
-    fn body_damage_keeps_header_lengths() {
+    fn value_damage_keeps_the_header_and_key_trusted() {
         let mut buf = Vec::new();
         encode(&mut buf, &meta(RecordKind::Put), b"k", b"v");
-        buf[RECORD_HEADER_BYTES] ^= 0xff;
+        buf[RECORD_HEADER_BYTES + 1] ^= 0xff;
         assert_eq!(decode(&buf), Err(DecodeError::BadBody { lsn: 42, len: 56 }));
+        let header = decode_header(&buf).expect("header and key still verify");
+        assert_eq!((header.key_len(), header.meta()), (1, meta(RecordKind::Put)));
+    }
+
+    #[test]
+    fn key_damage_invalidates_the_header() {
+        let mut buf = Vec::new();
+        encode(&mut buf, &meta(RecordKind::Put), b"key", b"value");
+        for at in RECORD_HEADER_BYTES..RECORD_HEADER_BYTES + 3 {
+            let mut bad = buf.clone();
+            bad[at] ^= 0x01;
+            assert_eq!(decode_header(&bad).unwrap_err(), DecodeError::BadHeader, "byte {at}");
+        }
+        // The header alone, without the key it covers, cannot be verified.
+        assert_eq!(decode_header(&buf[..RECORD_HEADER_BYTES]).unwrap_err(), DecodeError::Truncated);
+        assert_eq!(header_and_key_len(&buf), Some(RECORD_HEADER_BYTES + 3));
     }
 
     #[test]

@@ -9,8 +9,12 @@
 //!    skipped. Others are applied when newer than what replay already applied for that key
 //!    (compaction copies records forward with their original LSN, so a key can appear twice).
 //!    The records of an atomic batch are applied only when the whole batch is present and valid.
-//! 4. Damage is reported with segment, offset and LSN and never applied; a torn tail ends the
-//!    segment. Neither stops the other segments from loading.
+//! 4. Damage is reported with segment, offset and LSN and its bytes are never served; a torn tail
+//!    ends the segment. A damaged record whose header and key verify (only its value is bad)
+//!    is indexed like a good one, so its key reads as error 614 until it is written again (never
+//!    as an older version); compaction keeps it. Damage that names no key (a broken header
+//!    followed by valid records) stops the open with [`Error::DamagedLog`] unless the config
+//!    accepts the loss (`accept_log_damage`), which logs each dropped range.
 //! 5. Live bytes per segment are recomputed from the index, and all existing segments are sealed:
 //!    new records go to a new segment, so a torn tail is never written over.
 
@@ -26,7 +30,9 @@ use crate::disk::{Disk, DiskFile};
 use crate::index::{Index, IndexEntry, Location};
 use crate::log::preallocate;
 use crate::log::scan::{ScanItem, ScannedRecord, SegmentScanner};
-use crate::log::segment_file::{check_header, parse_segment_file_name};
+use crate::log::segment_file::{
+    check_header, parse_segment_file_name, HeaderProblem, SEGMENT_FORMAT_VERSION,
+};
 use crate::log::writer::LogWriter;
 use crate::record::RecordKind;
 use crate::segments::{SegmentInfo, SegmentTable};
@@ -39,7 +45,19 @@ pub struct CorruptionReport {
     pub segment: u32,
     pub offset: u64,
     pub lsn: Option<u64>,
+    pub damage: Damage,
     pub what: String,
+}
+
+/// What a damaged range means for the keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Damage {
+    /// The segment's header block; its records still verify one by one.
+    SegmentHeader,
+    /// A record of this key whose value is unreadable: the key reads as error 614.
+    Key(Vec<u8>),
+    /// Bytes that name no key: whatever they held is lost (the open needs `accept_log_damage`).
+    Unattributed,
 }
 
 /// What recovery did.
@@ -55,6 +73,8 @@ pub struct RecoveryReport {
     pub corrupt: Vec<CorruptionReport>,
     /// Atomic batches found incomplete and not applied.
     pub batches_discarded: u64,
+    /// Unattributed damage was found and dropped because the config accepts it.
+    pub accepted_damage: bool,
     pub duration: Duration,
 }
 
@@ -113,6 +133,7 @@ pub(crate) async fn recover<D: Disk>(
             segments.insert(id, info);
         }
     }
+    check_damage(&mut report, config)?;
     account_live(&replay.index, &mut segments)?;
     report.segments = segments.len() as u64;
     let mut state = build_state(replay, segments, config, &report)?;
@@ -140,7 +161,17 @@ async fn open_segment<D: Disk>(
         .read_at(0, SEGMENT_HEADER_BYTES as usize)
         .await
         .map_err(|e| Error::io("read", &path, e))?;
-    if let Err(what) = check_header(&head, id) {
+    if let Err(problem) = check_header(&head, id) {
+        if let HeaderProblem::Version(v) = problem {
+            return Err(Error::CorruptFile {
+                file: path,
+                what: format!(
+                    "segment format version {v}; this build reads only version \
+                     {SEGMENT_FORMAT_VERSION} (docs/FORMAT.md), so the directory was written by \
+                     another build"
+                ),
+            });
+        }
         if head.iter().all(|&b| b == 0) || size < SEGMENT_HEADER_BYTES {
             // Created but its header block never became durable (all zeros, or a torn write
             // shorter than the block): no record in it was acknowledged.
@@ -148,10 +179,13 @@ async fn open_segment<D: Disk>(
             disk.remove(&path).await.map_err(|e| Error::io("remove", &path, e))?;
             return Ok(None);
         }
+        let HeaderProblem::Damaged(what) = problem else { unreachable!("returned above") };
+        tracing::error!(segment = id, %what, "segment header damaged; its records are checked one by one");
         report.corrupt.push(CorruptionReport {
             segment: id,
             offset: 0,
             lsn: None,
+            damage: Damage::SegmentHeader,
             what: format!("segment header: {what}"),
         });
     }
@@ -180,10 +214,24 @@ async fn replay_segment<F: DiskFile>(
             ScanItem::Record(r) => {
                 replay.on_record(id, r, report).map_err(std::io::Error::other)?
             }
+            ScanItem::Damaged(r) => {
+                let key = r.key.escape_ascii().to_string();
+                tracing::error!(segment = id, offset = r.offset, lsn = r.meta.lsn, %key,
+                    "damaged record: value checksum mismatch; its key reads as error 614 until written again");
+                report.corrupt.push(CorruptionReport {
+                    segment: id,
+                    offset: r.offset,
+                    lsn: Some(r.meta.lsn),
+                    damage: Damage::Key(r.key.clone()),
+                    what: "value checksum mismatch".into(),
+                });
+                replay.on_record(id, r, report).map_err(std::io::Error::other)?
+            }
             ScanItem::Corrupt { offset, lsn, what } => {
                 replay.discard_batch(report);
-                tracing::error!(segment = id, offset, ?lsn, %what, "corrupt record skipped");
-                report.corrupt.push(CorruptionReport { segment: id, offset, lsn, what });
+                tracing::error!(segment = id, offset, ?lsn, %what, "damaged log bytes that name no key");
+                let damage = Damage::Unattributed;
+                report.corrupt.push(CorruptionReport { segment: id, offset, lsn, damage, what });
             }
             ScanItem::TornTail { offset, what } => {
                 replay.discard_batch(report);
@@ -255,6 +303,24 @@ impl Replay {
         self.applied_lsn.insert(r.key, r.meta.lsn);
         Ok(())
     }
+}
+
+/// Refuses the open on damage that names no key, unless the config accepts the loss; then logs
+/// each dropped range.
+fn check_damage(report: &mut RecoveryReport, config: &StoreConfig) -> Result<()> {
+    let unattributed: Vec<&CorruptionReport> =
+        report.corrupt.iter().filter(|c| c.damage == Damage::Unattributed).collect();
+    let Some(first) = unattributed.first() else { return Ok(()) };
+    if !config.accept_log_damage {
+        let first = format!("segment {} offset {}: {}", first.segment, first.offset, first.what);
+        return Err(Error::DamagedLog { count: unattributed.len(), first });
+    }
+    for c in &unattributed {
+        tracing::error!(segment = c.segment, offset = c.offset, lsn = ?c.lsn, what = %c.what,
+            "accept_log_damage: dropping damaged log bytes; acknowledged writes in them are lost");
+    }
+    report.accepted_damage = true;
+    Ok(())
 }
 
 /// Live bytes per segment from the index; an entry naming a missing segment is fatal.

@@ -117,12 +117,17 @@ impl<D: Disk> Store<D> {
         }
         let flusher = glommio::spawn_local(group_commit::run_flusher(shared.clone()));
         let background = spawn_background(&shared)?;
-        Ok(Store {
+        let store = Store {
             shared,
             flusher: RefCell::new(Some(flusher)),
             background: RefCell::new(background),
             report,
-        })
+        };
+        if store.report.accepted_damage {
+            // The accepted damage is no longer replayed: the next open starts after it.
+            store.checkpoint().await?;
+        }
+        Ok(store)
     }
 
     /// The store's directory.

@@ -1,18 +1,22 @@
-//! Proves that damaged records are reported and never served, and that damage costs only the
-//! damaged record.
+//! Proves that damaged records are reported and never served, that damage never makes a key
+//! read as an older version of itself, and that damage costs only the damaged record.
 //!
 //! How: a store on the simulated disk writes keys with `Sync` (one flush, so one block, per
 //! record) and is dropped without a checkpoint, so recovery scans the whole log. Then, on a fresh
 //! copy of the segment each time:
-//! - one bit is flipped in the middle of an earlier record's key/value bytes: recovery reports it
-//!   in `RecoveryReport::corrupt` with segment, offset and LSN, the key reads as absent or its
-//!   previous value, and every other record loads;
-//! - one bit is flipped in each byte of an earlier record's header in turn: the same, with the
-//!   offset (the LSN cannot be trusted, so it is not required);
+//! - one bit is flipped in an earlier record's value: the header and key still verify, so
+//!   recovery reports the key (`Damage::Key`) with segment, offset and LSN, the key reads as
+//!   `Error::CorruptRecord` (614), never as its previous value, also after a restart (the
+//!   checkpoint keeps pointing at the damaged record), until it is written again; every other
+//!   record loads;
+//! - one bit is flipped in each byte of an earlier record's header, or in its key: the damage
+//!   names no key, so the open fails with `Error::DamagedLog` (616); with `accept_log_damage` it
+//!   opens, reports the range, loses only that record, and the next open (without the flag)
+//!   does not see the damage again;
 //! - a header with a valid checksum but impossible lengths (crafted with `record::encode`, lengths
-//!   patched, header checksum recomputed) is reported and skipped, in the middle or at the end of
-//!   the segment, while a counting allocator proves no allocation near the claimed length is made
-//!   and a wrapping disk proves no read goes past the end of a file;
+//!   patched, header checksum recomputed) is handled the same way in the middle of the segment,
+//!   and as a torn tail at its end, while a counting allocator proves no allocation near the
+//!   claimed length is made and a wrapping disk proves no read goes past the end of a file;
 //! - a record a checkpoint covers (so recovery does not scan it) is damaged after the fact: `get`
 //!   and `scan` return `Error::CorruptRecord` naming its segment and offset, never the bad bytes,
 //!   both after a reopen and while the store runs.
@@ -29,7 +33,7 @@ use ringstore_storage::constants::{KEY_BYTES_MAX, RECORD_HEADER_BYTES, VALUE_BYT
 use ringstore_storage::disk::sim::{SimDisk, SimFile, SimMap};
 use ringstore_storage::disk::{Disk, DiskFile};
 use ringstore_storage::record::{self, RecordKind, RecordMeta};
-use ringstore_storage::recovery::RecoveryReport;
+use ringstore_storage::recovery::{Damage, RecoveryReport};
 use ringstore_storage::{Error, ManualClock, ScanRequest, Store, StoreConfig, WriteOptions};
 
 /// Counts the largest single allocation made on the current thread since the last reset.
@@ -194,6 +198,10 @@ fn small_config() -> StoreConfig {
     StoreConfig { cache_capacity_bytes: 0, preallocate_segments: false, ..common::test_config() }
 }
 
+fn accepting_config() -> StoreConfig {
+    StoreConfig { accept_log_damage: true, ..small_config() }
+}
+
 /// A fresh checked disk holding `bytes` as segment 1, and a store opened on it. Returns the
 /// largest allocation recovery made.
 async fn open_image(bytes: Vec<u8>) -> (CheckedDisk, Store<CheckedDisk>, usize) {
@@ -204,22 +212,61 @@ async fn open_image_with(
     bytes: Vec<u8>,
     checkpoint: Option<Vec<u8>>,
 ) -> (CheckedDisk, Store<CheckedDisk>, usize) {
+    let (disk, store, largest) = try_open_image(bytes, checkpoint, small_config()).await;
+    (disk, store.expect("reopen"), largest)
+}
+
+async fn try_open_image(
+    bytes: Vec<u8>,
+    checkpoint: Option<Vec<u8>>,
+    config: StoreConfig,
+) -> (CheckedDisk, ringstore_storage::Result<Store<CheckedDisk>>, usize) {
     let disk = CheckedDisk { inner: common::sim(42), past_eof: Rc::default() };
     disk.inner.set_file_bytes(&common::seg_path(1), bytes);
     if let Some(c) = checkpoint {
         disk.inner.set_file_bytes(&common::checkpoint_path(), c);
     }
     LARGEST_ALLOCATION.with(|m| m.set(0));
-    let store = Store::open_with_clock(
-        disk.clone(),
-        common::SIM_DIR,
-        small_config(),
-        Rc::new(ManualClock::new(common::T0_MS)),
-    )
-    .await
-    .expect("reopen");
+    let store = reopen(&disk, config).await;
     let largest = LARGEST_ALLOCATION.with(|m| m.get());
     (disk, store, largest)
+}
+
+async fn reopen(
+    disk: &CheckedDisk,
+    config: StoreConfig,
+) -> ringstore_storage::Result<Store<CheckedDisk>> {
+    let clock = Rc::new(ManualClock::new(common::T0_MS));
+    Store::open_with_clock(disk.clone(), common::SIM_DIR, config, clock).await
+}
+
+/// The damaged image refuses to open; with `accept_log_damage` it opens, reports the damage at
+/// `offset`, and loses only key `damaged`; reopened without the flag it opens cleanly. Returns
+/// the largest allocation of the accepting open.
+async fn refused_then_accepted(bad: Vec<u8>, offset: usize, damaged: usize) -> usize {
+    let (disk, refused, _) = try_open_image(bad.clone(), None, small_config()).await;
+    match refused {
+        Err(e @ Error::DamagedLog { count: 1, .. }) => {
+            assert_eq!(e.code(), 616);
+            assert!(e.to_string().contains("accept_log_damage"), "{e}");
+        }
+        other => panic!("expected DamagedLog, got {other:?}"),
+    }
+    assert!(disk.past_eof.borrow().is_empty(), "{:?}", disk.past_eof.borrow());
+    let (disk, store, largest) = try_open_image(bad, None, accepting_config()).await;
+    let store = store.expect("open accepting the damage");
+    let report = store.recovery_report().clone();
+    assert_reported(&report, offset, None);
+    assert_eq!(report.corrupt[0].damage, Damage::Unattributed, "{report:?}");
+    assert!(report.accepted_damage);
+    assert_only_damaged_lost(&store, damaged).await;
+    assert!(disk.past_eof.borrow().is_empty(), "{:?}", disk.past_eof.borrow());
+    drop(store);
+    // The open that accepted the damage wrote a checkpoint: the choice holds without the flag.
+    let store = reopen(&disk, small_config()).await.expect("reopen after accepting");
+    assert!(store.recovery_report().corrupt.is_empty(), "{:?}", store.recovery_report());
+    assert_only_damaged_lost(&store, damaged).await;
+    largest
 }
 
 /// Every key but `damaged` reads its value; `damaged` reads absent or its previous value.
@@ -246,37 +293,56 @@ fn assert_reported(report: &RecoveryReport, offset: usize, lsn: Option<u64>) {
 }
 
 #[test]
-fn body_damage_is_reported_with_its_lsn_and_costs_only_that_record() {
+fn value_damage_reads_as_corrupt_never_as_an_older_version() {
     common::run(|| async {
         let (bytes, _) = written_segment(small_config(), false).await;
         for damaged in [3, 5] {
             let rec = newest(&bytes, damaged);
-            let body = rec.key.len() + rec.value.len();
-            for at in [0, body / 2, body - 1] {
+            let value_at = RECORD_HEADER_BYTES + rec.key.len();
+            for at in [value_at, value_at + rec.value.len() / 2, value_at + rec.value.len() - 1] {
                 let mut bad = bytes.clone();
-                bad[rec.offset + RECORD_HEADER_BYTES + at] ^= 0x10;
+                bad[rec.offset + at] ^= 0x10;
                 let (disk, store, _) = open_image(bad).await;
-                assert_reported(store.recovery_report(), rec.offset, Some(rec.lsn));
-                assert_only_damaged_lost(&store, damaged).await;
+                let report = store.recovery_report().clone();
+                assert_reported(&report, rec.offset, Some(rec.lsn));
+                assert_eq!(report.corrupt[0].damage, Damage::Key(key(damaged)), "{report:?}");
+                assert_only_damaged_unreadable(&store, damaged, rec.offset).await;
+                store.close().await.expect("close");
+                // After a restart (from the checkpoint close wrote) the key is still damaged.
+                let store = reopen(&disk, small_config()).await.expect("reopen");
+                assert_only_damaged_unreadable(&store, damaged, rec.offset).await;
+                // Writing the key again heals it.
+                store.put(&key(damaged), b"fresh", WriteOptions::default()).await.expect("put");
+                let got = store.get(&key(damaged)).await.expect("get").expect("present");
+                assert_eq!(&got.value[..], b"fresh");
                 assert!(disk.past_eof.borrow().is_empty(), "{:?}", disk.past_eof.borrow());
             }
         }
     });
 }
 
+/// Key `damaged` reads as `CorruptRecord` at `offset`; every other key reads its value.
+async fn assert_only_damaged_unreadable(store: &Store<CheckedDisk>, damaged: usize, offset: usize) {
+    assert_corrupt_error(store.get(&key(damaged)).await, offset, "get of the damaged key");
+    for i in (0..KEYS).filter(|&i| i != damaged) {
+        let got = store.get(&key(i)).await.expect("get").map(|v| v.value.to_vec());
+        assert_eq!(got, Some(value(i)), "undamaged key {i}");
+    }
+}
+
 #[test]
-fn header_damage_at_every_byte_is_reported_and_costs_only_that_record() {
+fn header_or_key_damage_stops_the_open_until_the_loss_is_accepted() {
     common::run(|| async {
         let (bytes, _) = written_segment(small_config(), false).await;
         for damaged in [3, 6] {
             let rec = newest(&bytes, damaged);
-            for byte in 0..RECORD_HEADER_BYTES {
+            // Every header byte, then the first and last key byte (the header checksum covers
+            // the key, so a damaged key means an untrusted header).
+            let key_bytes = [RECORD_HEADER_BYTES, RECORD_HEADER_BYTES + rec.key.len() - 1];
+            for byte in (0..RECORD_HEADER_BYTES).chain(key_bytes) {
                 let mut bad = bytes.clone();
                 bad[rec.offset + byte] ^= 1 << (byte % 8);
-                let (disk, store, _) = open_image(bad).await;
-                assert_reported(store.recovery_report(), rec.offset, None);
-                assert_only_damaged_lost(&store, damaged).await;
-                assert!(disk.past_eof.borrow().is_empty(), "{:?}", disk.past_eof.borrow());
+                refused_then_accepted(bad, rec.offset, damaged).await;
             }
         }
     });
@@ -297,7 +363,8 @@ fn crafted_header(key_len: u16, value_len: u32, segment_id: u32) -> Vec<u8> {
     record::encode(&mut buf, &meta, b"k", b"v");
     buf[36..40].copy_from_slice(&value_len.to_le_bytes());
     buf[40..42].copy_from_slice(&key_len.to_le_bytes());
-    let crc = crc32c::crc32c(&buf[4..RECORD_HEADER_BYTES]);
+    // The header checksum covers the key: b"k", the first byte of every key of this test.
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&buf[4..RECORD_HEADER_BYTES]), b"k");
     buf[0..4].copy_from_slice(&crc.to_le_bytes());
     buf.truncate(RECORD_HEADER_BYTES);
     buf
@@ -320,11 +387,8 @@ fn impossible_lengths_with_a_valid_header_checksum_are_skipped_without_allocatin
             let rec = newest(&bytes, 4);
             let mut bad = bytes.clone();
             bad[rec.offset..rec.offset + RECORD_HEADER_BYTES].copy_from_slice(&header);
-            let (disk, store, largest) = open_image(bad).await;
-            assert_reported(store.recovery_report(), rec.offset, None);
-            assert_only_damaged_lost(&store, 4).await;
+            let largest = refused_then_accepted(bad, rec.offset, 4).await;
             assert!(largest > 0 && largest < 4 << 20, "largest allocation: {largest} bytes");
-            assert!(disk.past_eof.borrow().is_empty(), "{:?}", disk.past_eof.borrow());
 
             // At the end: the crafted header is the last thing in the segment.
             let mut bad = bytes.clone();

@@ -2,8 +2,9 @@
 //! padding, damaged records, and a torn tail. Recovery and compaction share it.
 //!
 //! Rules (docs/FORMAT.md, "Reading a segment"):
-//! - A valid header whose body checksum fails is a damaged record, reported and skipped by its
-//!   length, if a valid record follows it; if none does, it is a torn tail.
+//! - A valid header (its checksum covers the key) whose value checksum fails is a damaged record
+//!   of a known key, skipped by its length, if a valid record follows it; if none does, it is a
+//!   torn tail.
 //! - An invalid header followed by zeros up to the next 4096-byte boundary is flush padding.
 //! - Any other invalid header is damage: the scanner looks for the next valid record at an 8-byte
 //!   boundary. If one exists, the damage is reported as a corrupt record in the middle; if none
@@ -33,7 +34,11 @@ pub struct ScannedRecord {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ScanItem {
     Record(ScannedRecord),
-    /// Damage followed by more valid data. `lsn` is known only when the header was intact.
+    /// A record whose header and key are intact but whose value failed its checksum, followed by
+    /// more valid data. Its `value` is empty; the value cannot be served.
+    Damaged(ScannedRecord),
+    /// Damage that names no key, followed by more valid data. `lsn` is known only when the header
+    /// was intact.
     Corrupt {
         offset: u64,
         lsn: Option<u64>,
@@ -123,7 +128,7 @@ impl<'f, F: DiskFile> SegmentScanner<'f, F> {
 
     async fn next_item(&mut self) -> io::Result<Option<ScanItem>> {
         while !self.done && self.pos < self.file_size {
-            self.fill(self.pos, RECORD_HEADER_BYTES as u64).await?;
+            self.fill_header(self.pos).await?;
             match record::decode_header(self.slice(self.pos)) {
                 Ok(h) if h.lsn() != 0 => return self.read_record(h.padded_len()).await.map(Some),
                 Ok(_) | Err(_) => {
@@ -135,6 +140,15 @@ impl<'f, F: DiskFile> SegmentScanner<'f, F> {
             }
         }
         Ok(None)
+    }
+
+    /// Makes the header at `pos` and the key it claims (at most [`KEY_BYTES_MAX`]) available.
+    async fn fill_header(&mut self, pos: u64) -> io::Result<()> {
+        self.fill(pos, RECORD_HEADER_BYTES as u64).await?;
+        if let Some(span) = record::header_and_key_len(self.slice(pos)) {
+            self.fill(pos, span as u64).await?;
+        }
+        Ok(())
     }
 
     async fn read_record(&mut self, padded_len: u64) -> io::Result<ScanItem> {
@@ -166,18 +180,33 @@ impl<'f, F: DiskFile> SegmentScanner<'f, F> {
         }
     }
 
-    /// A record at `offset` with a valid header and a body that fails its checksum (the scan is
-    /// already past it). With valid records after it, it is damage in the middle; with none, it
-    /// is a write cut short by a crash: in a preallocated segment a torn record keeps its length
-    /// (the zeros after the tear are inside the file), so the length alone cannot tell.
+    /// A record at `offset` with a valid header and key and a value that fails its checksum (the
+    /// scan is already past it). With valid records after it, it is damage in the middle, of a
+    /// known key; with none, it is a write cut short by a crash: in a preallocated segment a torn
+    /// record keeps its length (the zeros after the tear are inside the file), so the length alone
+    /// cannot tell.
     async fn bad_body(&mut self, offset: u64, lsn: u64) -> io::Result<ScanItem> {
         if self.find_valid_record(self.pos).await?.is_some() {
-            let what = "key/value checksum mismatch".into();
+            self.fill_header(offset).await?;
+            let buf = self.slice(offset);
+            if let Ok(h) = record::decode_header(buf) {
+                let key = buf[RECORD_HEADER_BYTES..RECORD_HEADER_BYTES + h.key_len()].to_vec();
+                let padded_len = h.padded_len();
+                let meta = h.meta();
+                return Ok(ScanItem::Damaged(ScannedRecord {
+                    offset,
+                    padded_len,
+                    meta,
+                    key,
+                    value: Vec::new(),
+                }));
+            }
+            let what = "value checksum mismatch".into();
             return Ok(ScanItem::Corrupt { offset, lsn: Some(lsn), what });
         }
         self.done = true;
         self.pos = self.file_size;
-        let what = "key/value checksum mismatch and no valid record follows".into();
+        let what = "value checksum mismatch and no valid record follows".into();
         Ok(ScanItem::TornTail { offset, what })
     }
 
@@ -227,6 +256,7 @@ impl<'f, F: DiskFile> SegmentScanner<'f, F> {
         if self.slice(probe).get(46..48) != Some(&magic[..]) {
             return Ok(false);
         }
+        self.fill_header(probe).await?;
         let Ok(h) = record::decode_header(self.slice(probe)) else { return Ok(false) };
         if probe + h.padded_len() > self.file_size {
             return Ok(false);

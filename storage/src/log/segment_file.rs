@@ -7,7 +7,7 @@ use crate::constants::SEGMENT_HEADER_BYTES;
 
 /// `"RINGSEG\0"`.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"RINGSEG\0";
-pub const SEGMENT_FORMAT_VERSION: u32 = 1;
+pub const SEGMENT_FORMAT_VERSION: u32 = 2;
 
 /// The first 36 bytes of a segment; the rest of the header block is zero.
 #[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
@@ -52,22 +52,29 @@ pub fn encode_header(block: &mut [u8], id: u32, created_lsn: u64, segment_size_b
     block[..36].copy_from_slice(h.as_bytes());
 }
 
-/// Checks a header block read from segment `id`; Err says what is wrong.
-pub fn check_header(block: &[u8], id: u32) -> Result<(), String> {
+/// What is wrong with a segment's header block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeaderProblem {
+    /// Damaged or naming another segment: the records still verify one by one.
+    Damaged(String),
+    /// An intact header of another format version: this build cannot read its records.
+    Version(u32),
+}
+
+/// Checks a header block read from segment `id`.
+pub fn check_header(block: &[u8], id: u32) -> Result<(), HeaderProblem> {
     let Ok((h, _)) = SegmentHeader::read_from_prefix(block) else {
-        return Err(format!("header block is only {} bytes", block.len()));
+        return Err(HeaderProblem::Damaged(format!("header block is only {} bytes", block.len())));
     };
     if h.magic != SEGMENT_MAGIC || crc32c::crc32c(&h.as_bytes()[..32]) != h.crc.get() {
-        return Err("bad magic or header checksum".into());
+        return Err(HeaderProblem::Damaged("bad magic or header checksum".into()));
     }
     if h.format_version.get() != SEGMENT_FORMAT_VERSION {
-        return Err(format!(
-            "format version {} (this build reads {SEGMENT_FORMAT_VERSION})",
-            h.format_version.get()
-        ));
+        return Err(HeaderProblem::Version(h.format_version.get()));
     }
     if h.segment_id.get() != id {
-        return Err(format!("header says segment {}, file name says {id}", h.segment_id.get()));
+        let what = format!("header says segment {}, file name says {id}", h.segment_id.get());
+        return Err(HeaderProblem::Damaged(what));
     }
     Ok(())
 }
