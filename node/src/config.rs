@@ -64,6 +64,13 @@ pub const OUTPUT_BUFFER_BYTES_DEFAULT: usize = 16 * 1024 * 1024;
 /// The lower bound is not a constant: one largest frame (`max_frame_bytes` + header) must fit.
 pub const OUTPUT_BUFFER_BYTES_MAX: usize = 1 << 30;
 
+/// Response and large-request buffer bytes the whole node may hold for its clients, split evenly
+/// between the shards; past a shard's share, requests that could add to it are answered BUSY.
+pub const BUFFER_BYTES_DEFAULT: usize = 1 << 30;
+/// The lower bound is not a constant: each shard's share must hold one connection's output
+/// buffer and one largest request frame.
+pub const BUFFER_BYTES_MAX: usize = 1 << 40;
+
 /// A frame that has started arriving must be complete within this many milliseconds.
 pub const READ_TIMEOUT_MS_DEFAULT: u64 = 30_000;
 pub const READ_TIMEOUT_MS_MIN: u64 = 1;
@@ -154,6 +161,9 @@ pub struct Limits {
     pub inflight_per_shard: usize,
     /// Response bytes queued per connection before its requests stop being read.
     pub output_buffer_bytes: usize,
+    /// Response and large-request buffer bytes of the whole node (`--max-buffer-bytes`); each
+    /// shard gets `buffer_bytes / shards`.
+    pub buffer_bytes: usize,
     /// A frame that has started arriving must be complete within this.
     pub read_timeout_ms: u64,
     /// A connection without a request for this long is closed; 0: never.
@@ -170,6 +180,7 @@ impl Default for Limits {
             inflight_per_connection: INFLIGHT_PER_CONNECTION_DEFAULT,
             inflight_per_shard: INFLIGHT_PER_SHARD_DEFAULT,
             output_buffer_bytes: OUTPUT_BUFFER_BYTES_DEFAULT,
+            buffer_bytes: BUFFER_BYTES_DEFAULT,
             read_timeout_ms: READ_TIMEOUT_MS_DEFAULT,
             idle_timeout_ms: IDLE_TIMEOUT_MS_DEFAULT,
             forward_queue: FORWARD_QUEUE_DEFAULT,
@@ -288,12 +299,34 @@ impl NodeConfig {
         self.validate_partitions()?;
         in_range("io_memory", self.io_memory_bytes, IO_MEMORY_BYTES_MIN, IO_MEMORY_BYTES_MAX)?;
         self.limits.validate()?;
+        self.validate_buffer_budget()?;
         self.store.validate().map_err(|source| ConfigError::Store { source })?;
         self.validate_metrics()?;
         // An unparsable filter used to fall back to `info` without a word.
         tracing_subscriber::EnvFilter::try_new(&self.log)
             .map(drop)
             .map_err(|e| invalid("log", &self.log, format!("not a log filter: {e}")))
+    }
+
+    /// Each shard's share of `max_buffer_bytes` must hold one connection's full output buffer and
+    /// one largest request frame, or a single client could be refused everything.
+    fn validate_buffer_budget(&self) -> Result<(), ConfigError> {
+        let l = &self.limits;
+        let min =
+            self.shards * (l.output_buffer_bytes + HEADER_BYTES + l.frame_body_bytes as usize);
+        if (min..=BUFFER_BYTES_MAX).contains(&l.buffer_bytes) {
+            return Ok(());
+        }
+        Err(invalid(
+            "max_buffer_bytes",
+            l.buffer_bytes,
+            format!(
+                "is out of range; it must be {min}..={BUFFER_BYTES_MAX}: each of the {} shards \
+                 needs max_output_buffer_bytes ({}) plus one largest frame ({} + the \
+                 {HEADER_BYTES}-byte header)",
+                self.shards, l.output_buffer_bytes, l.frame_body_bytes
+            ),
+        ))
     }
 
     fn validate_partitions(&self) -> Result<(), ConfigError> {
@@ -472,6 +505,12 @@ struct Settings {
     max_output_buffer_bytes: Option<usize>,
     #[arg(
         long,
+        value_name = "BYTES",
+        help = help("Response and request buffer bytes of the node", BUFFER_BYTES_DEFAULT)
+    )]
+    max_buffer_bytes: Option<usize>,
+    #[arg(
+        long,
         value_name = "MS",
         help = help("A started frame must arrive within", READ_TIMEOUT_MS_DEFAULT)
     )]
@@ -541,6 +580,7 @@ impl Settings {
                 .or(file.max_inflight_per_connection),
             max_inflight_per_shard: self.max_inflight_per_shard.or(file.max_inflight_per_shard),
             max_output_buffer_bytes: self.max_output_buffer_bytes.or(file.max_output_buffer_bytes),
+            max_buffer_bytes: self.max_buffer_bytes.or(file.max_buffer_bytes),
             read_timeout_ms: self.read_timeout_ms.or(file.read_timeout_ms),
             idle_timeout_ms: self.idle_timeout_ms.or(file.idle_timeout_ms),
             forward_queue: self.forward_queue.or(file.forward_queue),
@@ -582,6 +622,7 @@ impl Settings {
                 .unwrap_or(d.inflight_per_connection),
             inflight_per_shard: self.max_inflight_per_shard.unwrap_or(d.inflight_per_shard),
             output_buffer_bytes: self.max_output_buffer_bytes.unwrap_or(d.output_buffer_bytes),
+            buffer_bytes: self.max_buffer_bytes.unwrap_or(d.buffer_bytes),
             read_timeout_ms: self.read_timeout_ms.unwrap_or(d.read_timeout_ms),
             idle_timeout_ms: self.idle_timeout_ms.unwrap_or(d.idle_timeout_ms),
             forward_queue: self.forward_queue.unwrap_or(d.forward_queue),
@@ -646,6 +687,15 @@ mod tests {
     }
 
     #[test]
+    fn a_buffer_budget_below_one_connection_per_shard_is_refused() {
+        // Two shards, each needing 16 MiB of output buffer and one 4 MiB frame.
+        let message = refusal(&["--shards", "2", "--max-buffer-bytes", "41943040"]);
+        assert!(message.contains("max_buffer_bytes") && message.contains("2 shards"), "{message}");
+        let config = parse(&["--shards", "2", "--max-buffer-bytes", "41943104"]).expect("fits");
+        assert_eq!(config.limits.buffer_bytes, 41_943_104);
+    }
+
+    #[test]
     fn a_log_filter_that_does_not_parse_is_refused() {
         let message = refusal(&["--log", "info,ringstore=loud"]);
         assert!(message.contains("log") && message.contains("not a log filter"), "{message}");
@@ -682,6 +732,7 @@ mod tests {
             "--max-inflight-per-connection=5",
             "--max-inflight-per-shard=50",
             "--max-output-buffer-bytes=33554432",
+            "--max-buffer-bytes=268435456",
             "--read-timeout-ms=100",
             "--idle-timeout-ms=200",
             "--forward-queue=7",
@@ -700,6 +751,7 @@ mod tests {
             inflight_per_connection: 5,
             inflight_per_shard: 50,
             output_buffer_bytes: 32 << 20,
+            buffer_bytes: 256 << 20,
             read_timeout_ms: 100,
             idle_timeout_ms: 200,
             forward_queue: 7,

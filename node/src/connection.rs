@@ -35,6 +35,7 @@ use glommio::net::TcpStream;
 use ringstore_net::frame::HEADER_BYTES;
 use ringstore_net::{FrameError, FrameHeader, Header, Opcode};
 
+use crate::budget::BufferBudget;
 use crate::dispatch::{error_frame, handle_frame};
 use crate::durable_acks::Waiting;
 use crate::error::RequestError;
@@ -69,7 +70,7 @@ pub async fn serve(shard: Rc<Shard>, mut stream: TcpStream) {
     let _ = stream.set_nodelay(true);
     let fd = stream.as_raw_fd();
     let (reader, writer) = futures_lite::io::split(stream);
-    let out = Rc::new(Output::new(fd));
+    let out = Rc::new(Output::new(fd, shard.budget.clone()));
     let writer_task = glommio::spawn_local(write_loop(shard.clone(), out.clone(), writer));
     read_loop(&shard, &out, reader).await;
     let finish = async {
@@ -91,6 +92,34 @@ pub async fn serve(shard: Rc<Shard>, mut stream: TcpStream) {
     or(finish, deadline).await;
 }
 
+/// Read-buffer bytes a connection holds in its shard's buffer budget; given back when the
+/// connection ends.
+struct ReadCharge<'a> {
+    budget: &'a BufferBudget,
+    bytes: usize,
+}
+
+impl Drop for ReadCharge<'_> {
+    fn drop(&mut self) {
+        self.budget.give(self.bytes);
+    }
+}
+
+/// Answers BUSY the frame whose (valid) header starts `head`, when the shard's buffer budget
+/// cannot hold its body.
+fn refuse_frame(shard: &Shard, out: &Output, head: &[u8]) {
+    let raw = RawHeader::of(head);
+    let opcode = Opcode::from_u8(raw.opcode).unwrap_or(Opcode::Ping);
+    let e = RequestError::Busy {
+        what: "the shard's buffer budget (max_buffer_bytes / shards) for a large request",
+        limit: shard.budget.limit(),
+    };
+    let reply = e.reply();
+    Counters::add(&shard.counters.errors, 1);
+    Counters::add(&shard.counters.busy, 1);
+    out.push(&error_frame(opcode, raw.request_id, reply.code, &reply.message));
+}
+
 /// Why the read loop stopped waiting.
 enum Wake {
     Read(std::io::Result<usize>),
@@ -109,12 +138,17 @@ async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<Tcp
     let mut skip: u64 = 0;
     // When the first byte of the frame being read arrived.
     let mut frame_started: Option<Instant> = None;
+    // Read-buffer bytes past READ_CHUNK_BYTES, counted in the shard's buffer budget.
+    let mut charge = ReadCharge { budget: &shard.budget, bytes: 0 };
     loop {
         // Act on every complete frame in the buffer, discarding refused bodies on the way.
         let mut pos = 0;
         // The store's clock, read once for the whole batch (at its first request).
         let mut now_ms = None;
         let mut frames_done = false;
+        // A complete frame waits in the buffer until the output has room for its response: the
+        // committed bytes when it was put off (it runs again once they go down).
+        let mut deferred: Option<usize> = None;
         loop {
             if skip > 0 {
                 let n = skip.min((filled - pos) as u64);
@@ -133,8 +167,12 @@ async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<Tcp
                     if head.len() < total {
                         break;
                     }
+                    if !handle_request(shard, out, h, &head[HEADER_BYTES..total], &mut now_ms) {
+                        deferred = Some(out.committed());
+                        Counters::add(&shard.counters.deferred, 1);
+                        break;
+                    }
                     Counters::add(&shard.counters.bytes_in, total as u64);
-                    handle_request(shard, out, h, &head[HEADER_BYTES..total], &mut now_ms);
                     pos += total;
                     frames_done = true;
                 }
@@ -166,19 +204,36 @@ async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<Tcp
             // Grow with what arrives (at most doubling), not to the announced length at once:
             // a header alone must not make the node allocate its whole body.
             let grown = (buf.len() * 2).max(filled + READ_CHUNK_BYTES);
-            buf.resize(want.min(grown).max(READ_CHUNK_BYTES), 0);
+            let len = want.min(grown).max(READ_CHUNK_BYTES);
+            let extra = (len - READ_CHUNK_BYTES).saturating_sub(charge.bytes);
+            if shard.budget.try_take(extra) {
+                charge.bytes += extra;
+                buf.resize(len, 0);
+            } else {
+                // No room in the shard's budget to hold this frame: answer it BUSY and discard
+                // its body as it arrives instead of storing it.
+                refuse_frame(shard, out, &buf[..filled]);
+                let consumed = filled.min(want);
+                skip = (want - consumed) as u64;
+                buf.copy_within(consumed..filled, 0);
+                filled -= consumed;
+                out.flush_now(&shard.counters);
+            }
         } else if filled == 0 && buf.len() > READ_CHUNK_BYTES {
             buf.truncate(READ_CHUNK_BYTES);
             buf.shrink_to_fit();
+            shard.budget.give(charge.bytes);
+            charge.bytes = 0;
         }
-        // The output cap: while the client has not taken `cap` bytes of responses, read no more
-        // requests. A client that does not read for a whole read timeout is disconnected.
+        // The output cap: while the client has not taken `cap` bytes of responses (or a request
+        // waits for room for its response), read no more requests. A client that takes nothing
+        // for a whole read timeout is disconnected.
         let cap = shard.limits.output_buffer_bytes;
-        if out.unsent.get() >= cap {
+        if deferred.is_some() || out.committed() >= cap {
             let stall = Duration::from_millis(shard.limits.read_timeout_ms);
             let drained = or(
                 async {
-                    out.below(cap).await;
+                    out.below(deferred.unwrap_or(cap)).await;
                     true
                 },
                 async {
@@ -262,7 +317,10 @@ async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<Tcp
 }
 
 /// Runs one request: inline when it can complete without waiting (`inline.rs`), its response
-/// encoded straight into the output buffer; otherwise in a task of its own. A request the
+/// encoded straight into the output buffer; otherwise in a task of its own. First it reserves
+/// room for the largest response the request can produce ([`response_bound`]): in the
+/// connection's output cap, or the request waits in the read buffer (false: not taken) until
+/// responses drain; and in the shard's buffer budget, or it is answered BUSY. A request the
 /// in-flight limits refuse is answered BUSY at once.
 fn handle_request(
     shard: &Rc<Shard>,
@@ -270,9 +328,23 @@ fn handle_request(
     h: Header,
     body: &[u8],
     now_ms: &mut Option<u64>,
-) {
+) -> bool {
     if out.killed.get() {
-        return;
+        return true;
+    }
+    let bound = response_bound(h.opcode, &shard.limits);
+    let committed = out.committed();
+    if committed > 0 && committed + bound > shard.limits.output_buffer_bytes {
+        return false;
+    }
+    // Small replies are never refused for buffer space (their bytes still count).
+    if bound > SMALL_RESPONSE_BYTES && !shard.budget.fits(bound) {
+        let e = RequestError::Busy {
+            what: "the shard's buffer budget (max_buffer_bytes / shards)",
+            limit: shard.budget.limit(),
+        };
+        busy(shard, out, h, e);
+        return true;
     }
     // An inline request takes no in-flight slot, but one that turns out to wait for durability
     // needs one after it was written: at either limit every request goes the general way, which
@@ -280,22 +352,43 @@ fn handle_request(
     if out.inflight.get() >= shard.limits.inflight_per_connection
         || shard.inflight.get() >= shard.limits.inflight_per_shard
     {
-        return start_request(shard, out, h, body);
+        start_request(shard, out, h, body, bound);
+        return true;
     }
+    // Inline, the response is produced before anything else runs, so the checks above are its
+    // reservation; a request that goes to a task reserves `bound` until its response is queued.
     let ran = {
         let mut pending = out.pending.borrow_mut();
         let before = pending.len();
         let now = *now_ms.get_or_insert_with(|| shard.tables.store().now_ms());
         let ran = inline::run(shard, h, body, now, &mut pending);
-        out.unsent.set(out.unsent.get() + pending.len() - before);
+        out.add_unsent(pending.len() - before);
         ran
     };
     match ran {
         Inline::Answered => {}
         Inline::Durable { wait, frame } => await_durable(shard, out, h, wait, frame),
-        Inline::Spawn => start_request(shard, out, h, body),
+        Inline::Spawn => start_request(shard, out, h, body, bound),
+    }
+    true
+}
+
+/// Response bytes reserved for a response before its request runs: a write's receipt (or
+/// error) is small; anything that returns rows or text can fill a whole frame.
+pub fn response_bound(opcode: Opcode, limits: &crate::config::Limits) -> usize {
+    match opcode {
+        Opcode::Ping
+        | Opcode::Hello
+        | Opcode::Stats
+        | Opcode::Put
+        | Opcode::Update
+        | Opcode::Delete => SMALL_RESPONSE_BYTES,
+        _ => HEADER_BYTES + limits.frame_body_bytes as usize,
     }
 }
+
+/// Reserved for the response of a request that returns no rows: a receipt or an error message.
+pub const SMALL_RESPONSE_BYTES: usize = 4096;
 
 /// Queues an inline write's response with the shard's acknowledger (`durable_acks.rs`), which
 /// sends it once the write is as durable as it asked.
@@ -329,19 +422,26 @@ fn admit(shard: &Rc<Shard>, out: &Output, h: Header) -> Option<InflightSlot> {
             Some(slot)
         }
         Err(e) => {
-            Counters::add(&shard.counters.errors, 1);
-            Counters::add(&shard.counters.busy, 1);
-            let reply = e.reply();
-            out.push(&error_frame(h.opcode, h.request_id, reply.code, &reply.message));
+            busy(shard, out, h, e);
             None
         }
     }
 }
 
+/// Answers a request BUSY (720) with what was exhausted.
+fn busy(shard: &Shard, out: &Output, h: Header, e: RequestError) {
+    Counters::add(&shard.counters.errors, 1);
+    Counters::add(&shard.counters.busy, 1);
+    let reply = e.reply();
+    out.push(&error_frame(h.opcode, h.request_id, reply.code, &reply.message));
+}
+
 /// Admits a request against the connection's and the shard's in-flight limits and runs it in
-/// its own task; refused requests are answered BUSY at once.
-fn start_request(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8]) {
+/// its own task, with `reserved` response bytes reserved until its response is queued (the
+/// caller checked they fit); refused requests are answered BUSY at once.
+fn start_request(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8], reserved: usize) {
     let Some(slot) = admit(shard, out, h) else { return };
+    out.reserve(reserved);
     let mut owned = shard.buffers.take();
     owned.extend_from_slice(body);
     let shard = shard.clone();
@@ -350,6 +450,7 @@ fn start_request(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8]) {
         let frame = handle_frame(&shard, h, &owned, false).await;
         shard.buffers.give(owned);
         out.finish(&shard, frame, slot);
+        out.unreserve(reserved);
     })
     .detach();
 }
@@ -387,8 +488,7 @@ async fn write_loop(shard: Rc<Shard>, out: Rc<Output>, mut writer: WriteHalf<Tcp
         }
         out.writing.set(false);
         Counters::add(&shard.counters.bytes_out, sending.len() as u64);
-        out.unsent.set(out.unsent.get() - sending.len());
-        out.drained.notify(usize::MAX);
+        out.sub_unsent(sending.len());
         sending.clear();
         if sending.capacity() > READ_CHUNK_BYTES * 16 {
             sending = Vec::new();

@@ -30,6 +30,7 @@ use ringstore_storage::disk::dma::DmaDisk;
 use ringstore_storage::table::{PartitionCount, PartitionMap, TableStore};
 use ringstore_storage::SystemClock;
 
+use crate::budget::BufferBudget;
 use crate::buffers::BufPool;
 use crate::config::NodeConfig;
 use crate::durable_acks;
@@ -324,6 +325,7 @@ async fn serve_shard(start: ShardStart) -> Result<(), String> {
         shutdown: shutdown.clone(),
         ddl_lock: Semaphore::new(1),
         buffers: BufPool::default(),
+        budget: BufferBudget::new(config.limits.buffer_bytes / config.shards),
         acks: Default::default(),
         scratch: Default::default(),
     });

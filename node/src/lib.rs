@@ -8,6 +8,7 @@
 //! shards) -> the response frame goes back through [`connection`]'s output buffer.
 //! [`daemon`] starts and stops it all; [`shutdown`] is the drain barrier.
 
+pub mod budget;
 pub mod buffers;
 pub mod cli;
 pub mod config;

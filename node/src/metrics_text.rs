@@ -72,7 +72,8 @@ const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
     ("ops_multi_delete", Counter, "MultiDelete requests the shard executed."),
     ("ops_scan", Counter, "Scan requests the shard executed."),
     ("requests_errors", Counter, "Requests the shard answered with an error status."),
-    ("requests_busy", Counter, "Requests refused because an in-flight limit was reached."),
+    ("requests_busy", Counter, "Requests refused because an in-flight or buffer limit was reached."),
+    ("requests_deferred", Counter, "Times a request waited unread until its connection's output had room for its response."),
     ("bytes_in", Counter, "Request bytes read from this shard's connections."),
     ("bytes_out", Counter, "Response bytes written to this shard's connections."),
     ("forwarded_out", Counter, "Requests this shard sent to the shard owning their partition."),
@@ -81,6 +82,8 @@ const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
     ("connections_total", Counter, "Client connections this shard accepted."),
     ("connections_refused", Counter, "Client connections refused at the connection limit."),
     ("inflight", Gauge, "Requests executing on this shard now."),
+    ("buffer_bytes", Gauge, "Response bytes queued or reserved and large-request buffer bytes held for this shard's connections."),
+    ("buffer_bytes_limit", Gauge, "This shard's share of --max-buffer-bytes."),
     // Index and cache.
     ("index_keys", Gauge, "Live keys in the shard's index."),
     ("index_bytes", Gauge, "Bytes of the shard's in-memory index, exactly accounted."),

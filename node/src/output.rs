@@ -6,7 +6,9 @@
 
 use std::cell::{Cell, RefCell};
 use std::os::fd::RawFd;
+use std::rc::Rc;
 
+use crate::budget::BufferBudget;
 use crate::shard::{Counters, InflightSlot, Shard};
 
 /// Bytes handed to the socket at a time; each must be taken within the read timeout.
@@ -20,10 +22,16 @@ pub struct Output {
     fd: RawFd,
     /// Response frames not yet handed to the socket.
     pub(crate) pending: RefCell<Vec<u8>>,
-    /// Response bytes queued and not yet written (`pending` plus the batch being written): what
-    /// the output cap limits.
+    /// Response bytes queued and not yet written (`pending` plus the batch being written).
+    /// Change it only through [`Output::add_unsent`] and [`Output::sub_unsent`], which keep the
+    /// shard's budget in step.
     pub(crate) unsent: Cell<usize>,
-    /// Woken when the writer finished writing a batch.
+    /// Bytes reserved for the responses of requests still running: each request reserves the
+    /// largest response it can produce before it runs. The output cap limits `unsent` plus this.
+    reserved: Cell<usize>,
+    /// The shard's buffer budget, which `unsent` and `reserved` are counted in.
+    budget: Rc<BufferBudget>,
+    /// Woken when unsent or reserved bytes go down (a write, a send, a finished request).
     pub(crate) drained: event_listener::Event,
     /// Woken when `pending` gets bytes, when the connection is done, or when it is killed.
     pub(crate) ready: event_listener::Event,
@@ -41,11 +49,13 @@ pub struct Output {
 }
 
 impl Output {
-    pub fn new(fd: RawFd) -> Output {
+    pub fn new(fd: RawFd, budget: Rc<BufferBudget>) -> Output {
         Output {
             fd,
             pending: RefCell::default(),
             unsent: Cell::default(),
+            reserved: Cell::default(),
+            budget,
             drained: event_listener::Event::new(),
             ready: event_listener::Event::new(),
             done: Cell::default(),
@@ -56,16 +66,49 @@ impl Output {
         }
     }
 
-    /// Queues a response frame. The cap is enforced by the reader, which stops taking requests
-    /// while `unsent` is at the cap; what is in flight then still gets its responses (bounded by
-    /// the in-flight limit).
+    /// Queues a response frame. The cap is enforced by the reader, which runs a request only
+    /// after reserving room for its largest response ([`Output::reserve`]).
     pub(crate) fn push(&self, frame: &[u8]) {
         if self.killed.get() {
             return;
         }
         self.pending.borrow_mut().extend_from_slice(frame);
-        self.unsent.set(self.unsent.get() + frame.len());
+        self.add_unsent(frame.len());
         self.ready.notify(usize::MAX);
+    }
+
+    /// Counts `n` more queued response bytes.
+    pub(crate) fn add_unsent(&self, n: usize) {
+        self.unsent.set(self.unsent.get() + n);
+        self.budget.charge(n);
+    }
+
+    /// Counts `n` response bytes handed to the socket.
+    pub(crate) fn sub_unsent(&self, n: usize) {
+        self.unsent.set(self.unsent.get() - n);
+        self.budget.give(n);
+        if n > 0 {
+            self.drained.notify(usize::MAX);
+        }
+    }
+
+    /// Response bytes queued or reserved: what the output cap limits.
+    pub(crate) fn committed(&self) -> usize {
+        self.unsent.get() + self.reserved.get()
+    }
+
+    /// Reserves `bytes` for the response of a request that runs in a task (the caller checked
+    /// that they fit the output cap and, for a large reply, the shard's budget).
+    pub(crate) fn reserve(&self, bytes: usize) {
+        self.budget.charge(bytes);
+        self.reserved.set(self.reserved.get() + bytes);
+    }
+
+    /// Gives back a reservation (its response, if any, is counted in `unsent` by now).
+    pub(crate) fn unreserve(&self, bytes: usize) {
+        self.reserved.set(self.reserved.get() - bytes);
+        self.budget.give(bytes);
+        self.drained.notify(usize::MAX);
     }
 
     /// Resolves once at least `cap` response bytes are unsent.
@@ -79,11 +122,12 @@ impl Output {
         }
     }
 
-    /// Resolves once fewer than `cap` response bytes are unsent (or the connection is killed).
-    pub(crate) async fn below(&self, cap: usize) {
-        while self.unsent.get() >= cap && !self.killed.get() {
+    /// Resolves once fewer than `bytes` response bytes are committed (or the connection is
+    /// killed).
+    pub(crate) async fn below(&self, bytes: usize) {
+        while self.committed() >= bytes && !self.killed.get() {
             let listener = self.drained.listen();
-            if self.unsent.get() < cap || self.killed.get() {
+            if self.committed() < bytes || self.killed.get() {
                 return;
             }
             listener.await;
@@ -149,11 +193,8 @@ impl Output {
         match send_now(self.fd, &pending) {
             Ok(n) => {
                 Counters::add(&counters.bytes_out, n as u64);
-                self.unsent.set(self.unsent.get() - n);
                 pending.drain(..n);
-                if n > 0 {
-                    self.drained.notify(usize::MAX);
-                }
+                self.sub_unsent(n);
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
             Err(_) => {
@@ -170,6 +211,13 @@ impl Output {
             drop(pending);
             self.ready.notify(usize::MAX);
         }
+    }
+}
+
+impl Drop for Output {
+    /// Gives back to the shard's budget whatever a closed connection still counted.
+    fn drop(&mut self) {
+        self.budget.give(self.unsent.get() + self.reserved.get());
     }
 }
 

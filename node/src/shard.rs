@@ -11,6 +11,7 @@ use glommio::sync::Semaphore;
 use ringstore_net::{Opcode, ShardStats, Topology};
 use ringstore_storage::table::{PartitionCount, PartitionMap, PutScratch, TableStore};
 
+use crate::budget::BufferBudget;
 use crate::buffers::BufPool;
 use crate::config::Limits;
 use crate::durable_acks::DurableAcks;
@@ -41,6 +42,9 @@ pub struct Shard {
     pub ddl_lock: Semaphore,
     /// Request bodies and response frames, reused.
     pub buffers: BufPool,
+    /// Bytes this shard's connections hold for clients, against its share of
+    /// `--max-buffer-bytes` (`budget.rs`).
+    pub budget: Rc<BufferBudget>,
     /// Responses of inline writes waiting for group commit (`durable_acks.rs`).
     pub acks: DurableAcks,
     /// The encoded key and row of the request the inline path is running (`inline.rs`),
@@ -95,6 +99,7 @@ impl Shard {
         let mut push = |name: &str, v: u64| values.push((name.to_owned(), v));
         push("requests_errors", c.errors.get());
         push("requests_busy", c.busy.get());
+        push("requests_deferred", c.deferred.get());
         push("bytes_in", c.bytes_in.get());
         push("bytes_out", c.bytes_out.get());
         push("forwarded_out", c.forwarded_out.get());
@@ -103,6 +108,8 @@ impl Shard {
         push("connections_total", c.connections_total.get());
         push("connections_refused", c.connections_refused.get());
         push("inflight", self.inflight.get() as u64);
+        push("buffer_bytes", self.budget.used() as u64);
+        push("buffer_bytes_limit", self.budget.limit() as u64);
         push("index_keys", s.keys);
         push("index_bytes", s.index_bytes);
         push("index_key_bytes", s.index_key_bytes);
@@ -162,6 +169,8 @@ pub struct Counters {
     pub ops: RefCell<Vec<(Opcode, u64)>>,
     pub errors: Cell<u64>,
     pub busy: Cell<u64>,
+    /// Times a request waited unread for room in its connection's output.
+    pub deferred: Cell<u64>,
     pub bytes_in: Cell<u64>,
     pub bytes_out: Cell<u64>,
     pub forwarded_out: Cell<u64>,
@@ -176,6 +185,7 @@ impl Default for Counters {
             ops: RefCell::new(Opcode::ALL.iter().map(|op| (*op, 0)).collect()),
             errors: Cell::new(0),
             busy: Cell::new(0),
+            deferred: Cell::new(0),
             bytes_in: Cell::new(0),
             bytes_out: Cell::new(0),
             forwarded_out: Cell::new(0),

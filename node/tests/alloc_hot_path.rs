@@ -116,6 +116,7 @@ async fn shard(dir: &std::path::Path) -> Rc<Shard> {
         shutdown: Shutdown::new(1),
         ddl_lock: glommio::sync::Semaphore::new(1),
         buffers: BufPool::default(),
+        budget: ringstore_node::budget::BufferBudget::new(Limits::default().buffer_bytes),
         acks: Default::default(),
         scratch: Default::default(),
     })

@@ -12,6 +12,15 @@
 //!   client is served; and a client that does read its replies is not cut off by a pipelined
 //!   burst of replies larger than the buffer (the cap is documented as the point where the node
 //!   stops reading requests, and the disconnect as being for clients that never read).
+//! - Memory of clients that do not read (issue 12, item 2): a client pipelining 200 Gets of a
+//!   900 KB row and reading nothing makes the node hold at most its output cap plus one reply
+//!   (the shard's `buffer_bytes` gauge, and the node's RSS grows by far less than the 180 MB the
+//!   replies would take), the rest of its requests wait unread (`requests_deferred`), and closing
+//!   it gives every byte back; with `--max-buffer-bytes` at its minimum, a second such client on
+//!   the same shard gets BUSY (720) for what the shard's share cannot hold, and the gauge stays
+//!   within the share plus the BUSY replies; and eight clients each half-way through sending a
+//!   2 MB request frame hold at most the share in read buffers, the frames that do not fit being
+//!   answered BUSY and their bodies discarded.
 //! - `--read-timeout-ms 200`: a connection that sent half a header, or a header and part of its
 //!   body, is closed by the node (a blocking read with a 10 s timeout returns end of stream),
 //!   while an idle connection with no partial frame is not; and a frame dribbled in one byte at a
@@ -21,13 +30,13 @@ mod node_common;
 
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
-use std::net::Shutdown;
+use std::net::{Shutdown, TcpStream};
 use std::time::{Duration, Instant};
 
 use node_common::*;
 use ringstore_net::frame::HEADER_BYTES;
 use ringstore_net::request::{Request, WriteBody, WriteOptions};
-use ringstore_net::{ClientError, Connection, FieldsBuf, Opcode};
+use ringstore_net::{ClientError, Connection, FieldsBuf, Opcode, ShardStats};
 use ringstore_storage::table::{Value, WriteOutcome};
 use ringstore_storage::Durability;
 use ringstore_tests::Node;
@@ -305,6 +314,145 @@ fn client_that_reads_a_burst_larger_than_the_output_buffer_gets_every_reply() {
         assert_eq!(row.expect("row").newest().fields[1], Some(Value::Binary(blob.clone())));
     }
     ping(&mut conn);
+    let status = node.terminate();
+    assert!(status.success(), "{status}");
+}
+
+/// What a Stats request reserves for its reply while it runs: when it runs on the shard it
+/// reports, its own reservation is in the figure (`SMALL_RESPONSE_BYTES` in
+/// node/src/connection.rs).
+const STATS_RESERVATION: u64 = 4096;
+
+/// The node's resident set, from /proc.
+fn rss_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).expect("VmRSS line");
+    let kb: u64 = line.split_whitespace().nth(1).expect("value").parse().expect("number");
+    kb * 1024
+}
+
+/// A node with 2 MiB frames and a 4 MiB output cap, a table holding one 900 KB row, and the
+/// owning shard of that row.
+fn node_with_a_large_row(data: &std::path::Path, extra: &[&str]) -> (Node, Vec<u8>, usize) {
+    let mut args = vec!["--max-frame-bytes", "2097152", "--max-output-buffer-bytes", "4194304"];
+    args.extend_from_slice(extra);
+    let node = Node::start(data, &args);
+    let mut c = node.client();
+    c.ddl("CREATE TABLE blobs (id LONG, data BINARY, PRIMARY KEY (id))").expect("create");
+    let blob = vec![0x3Cu8; 900_000];
+    c.put("blobs", &[("id", Value::Long(1)), ("data", Value::Binary(blob))]).expect("put");
+    let owner = c.shard_of("blobs", &[("id", Value::Long(1))]).expect("routable").expect("owner");
+    let gets = (1..=200u64)
+        .flat_map(|id| frame(Opcode::Get, 0, id, &get_body("blobs", &[("id", Value::Long(1))])))
+        .collect();
+    (node, gets, owner)
+}
+
+/// Polls the node's statistics until `done` holds for shard `owner`, or fails after
+/// [`ACT_TIMEOUT`] with `what`.
+fn wait_for_stat(node: &Node, owner: usize, what: &str, done: impl Fn(&[ShardStats]) -> bool) {
+    let mut c = node.client();
+    let deadline = Instant::now() + ACT_TIMEOUT;
+    while !done(&c.stats().expect("stats")) {
+        assert!(Instant::now() < deadline, "shard {owner}: {what}");
+    }
+}
+
+#[test]
+fn a_client_that_does_not_read_holds_at_most_its_output_cap() {
+    const CAP: u64 = 4 << 20;
+    const FRAME: u64 = 2 << 20;
+    let (_dir, data) = data_dir();
+    let (node, gets, owner) = node_with_a_large_row(&data, &[]);
+    let rss_before = rss_bytes(node.pid());
+    let mut hog = raw_socket(shard_addr(&node, owner));
+    hog.write_all(&gets).expect("write 200 gets");
+    wait_for_stat(&node, owner, "no request waited for output room", |s| {
+        stat(s, owner, "requests_deferred") > 0
+    });
+    let s = node.client().stats().expect("stats");
+    let held = stat(&s, owner, "buffer_bytes");
+    assert!(held <= CAP + FRAME + 32, "shard holds {held} bytes for one connection");
+    let gets_run = stat(&s, owner, "ops_get");
+    assert!(gets_run < 100, "{gets_run} of 200 gets ran though nothing was read");
+    let grown = rss_bytes(node.pid()).saturating_sub(rss_before);
+    assert!(grown < 64 << 20, "RSS grew by {grown} bytes for a client that reads nothing");
+    drop(hog);
+    wait_for_stat(&node, owner, "a closed connection's bytes were not given back", |s| {
+        stat(s, owner, "buffer_bytes") <= STATS_RESERVATION
+    });
+    let status = node.terminate();
+    assert!(status.success(), "{status}");
+}
+
+#[test]
+fn past_the_shards_buffer_share_requests_are_busy() {
+    const FRAME: u64 = 2 << 20;
+    let (_dir, data) = data_dir();
+    // The minimum for the test nodes' 2 shards: each share holds one 4 MiB output buffer and
+    // one 2 MiB frame.
+    let min = 2 * ((4u64 << 20) + FRAME + HEADER_BYTES as u64);
+    let (node, gets, owner) =
+        node_with_a_large_row(&data, &["--max-buffer-bytes", &min.to_string()]);
+    let share = min / 2;
+    let mut first = raw_socket(shard_addr(&node, owner));
+    first.write_all(&gets).expect("first client's gets");
+    wait_for_stat(&node, owner, "the first client never filled its output", |s| {
+        stat(s, owner, "requests_deferred") > 0
+    });
+    let mut second = raw_socket(shard_addr(&node, owner));
+    second.write_all(&gets).expect("second client's gets");
+    wait_for_stat(&node, owner, "no request was refused past the share", |s| {
+        stat(s, owner, "requests_busy") > 0
+    });
+    let held = stat(&node.client().stats().expect("stats"), owner, "buffer_bytes");
+    assert!(held <= share + 200 * 256, "shard holds {held} bytes, its share is {share}");
+    // What the second client got first is a reply or a BUSY, never a stall.
+    let (h, body) = read_frame(&mut second).expect("read").expect("a reply");
+    assert!(h.status == 0 || h.status == 720, "{} {}", h.status, String::from_utf8_lossy(&body));
+    drop((first, second));
+    wait_for_stat(&node, owner, "closed connections' bytes were not given back", |s| {
+        stat(s, owner, "buffer_bytes") <= STATS_RESERVATION
+    });
+    let status = node.terminate();
+    assert!(status.success(), "{status}");
+}
+
+#[test]
+fn half_sent_large_frames_are_held_within_the_shards_buffer_share() {
+    const BODY: usize = 2_000_000;
+    let (_dir, data) = data_dir();
+    let min = 2 * ((4u64 << 20) + (2 << 20) + HEADER_BYTES as u64);
+    let node = Node::start(
+        &data,
+        &[
+            "--max-frame-bytes",
+            "2097152",
+            "--max-output-buffer-bytes",
+            "4194304",
+            "--max-buffer-bytes",
+            &min.to_string(),
+        ],
+    );
+    let share = min / 2;
+    let big = frame(Opcode::Put, 0, 7, &vec![0x11u8; BODY]);
+    // Eight clients on shard 0, each sending three quarters of a 2 MB frame (12 MB in all).
+    let clients: Vec<TcpStream> = (0..8)
+        .map(|_| {
+            let mut s = raw_socket(shard_addr(&node, 0));
+            s.write_all(&big[..HEADER_BYTES + BODY * 3 / 4]).expect("write most of the frame");
+            s
+        })
+        .collect();
+    wait_for_stat(&node, 0, "no large frame was refused past the share", |s| {
+        stat(s, 0, "requests_busy") > 0
+    });
+    let held = stat(&node.client().stats().expect("stats"), 0, "buffer_bytes");
+    assert!(held <= share + 8 * 256, "shard holds {held} bytes, its share is {share}");
+    drop(clients);
+    wait_for_stat(&node, 0, "closed connections' read buffers were not given back", |s| {
+        stat(s, 0, "buffer_bytes") <= STATS_RESERVATION
+    });
     let status = node.terminate();
     assert!(status.success(), "{status}");
 }
