@@ -367,8 +367,7 @@ async fn serve_shard(start: ShardStart) -> Result<(), String> {
         t.await;
     }
     let store = shard.tables.store();
-    store.sync().await.map_err(|e| format!("final sync failed: {e}"))?;
-    store.checkpoint().await.map_err(|e| format!("final checkpoint failed: {e}"))?;
+    store.shutdown().await.map_err(|e| format!("final sync or checkpoint failed: {e}"))?;
     tracing::info!(shard = id, "shard stopped");
     Ok(())
 }

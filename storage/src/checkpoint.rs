@@ -94,9 +94,18 @@ pub(crate) async fn write<D: Disk>(shared: &Shared<D>) -> Result<u64> {
         (snapshot, st.next_lsn - 1, marks, retired)
     };
     group_commit::sync_all(shared).await?;
-    if let Err(e) = write_file(shared, &snapshot, lsn, &marks).await {
-        poison(shared, format!("checkpoint write failed: {e}"));
-        return Err(e);
+    match write_file(shared, &snapshot, lsn, &marks).await {
+        Ok(()) => {}
+        // The temporary file could not be written (a full disk): the previous checkpoint and the
+        // log are untouched, so the store goes on; the next checkpoint tries again.
+        Err(CheckpointFailure::Unpublished(e)) => {
+            tracing::warn!(dir = %shared.dir.display(), error = %e, "checkpoint not written; the previous one stays");
+            return Err(e);
+        }
+        Err(CheckpointFailure::Publishing(e)) => {
+            poison(shared, format!("checkpoint write failed: {e}"));
+            return Err(e);
+        }
     }
     {
         let mut st = shared.state.borrow_mut();
@@ -123,37 +132,71 @@ fn io<'p>(op: &'static str, path: &'p Path) -> impl FnOnce(std::io::Error) -> Er
     move |e| Error::io(op, path, e)
 }
 
+/// Why a checkpoint was not written.
+enum CheckpointFailure {
+    /// Before the rename: the previous checkpoint is still the published one.
+    Unpublished(Error),
+    /// At the rename or the directory sync: which checkpoint a crash would leave is unknown.
+    Publishing(Error),
+}
+
 async fn write_file<D: Disk>(
     shared: &Shared<D>,
     snap: &IndexSnapshot,
     lsn: u64,
     marks: &[SegmentMark],
-) -> Result<()> {
+) -> Result<(), CheckpointFailure> {
     let tmp = shared.dir.join(CHECKPOINT_TMP_FILE);
-    if shared
-        .disk
-        .list_dir(&shared.dir)
+    write_unpublished(shared, &tmp, snap, lsn, marks)
         .await
-        .map_err(io("list", &shared.dir))?
-        .iter()
-        .any(|n| n == CHECKPOINT_TMP_FILE)
-    {
-        shared.disk.remove(&tmp).await.map_err(io("remove", &tmp))?;
+        .map_err(CheckpointFailure::Unpublished)?;
+    let path = shared.dir.join(CHECKPOINT_FILE);
+    let published = match shared.disk.rename(&tmp, &path).await {
+        Ok(()) => shared.sync_dir().await,
+        Err(e) => Err(Error::io("rename", &tmp, e)),
+    };
+    published.map_err(CheckpointFailure::Publishing)
+}
+
+/// Writes and syncs `checkpoint.tmp`; on failure removes it (no partial file is left behind).
+async fn write_unpublished<D: Disk>(
+    shared: &Shared<D>,
+    tmp: &Path,
+    snap: &IndexSnapshot,
+    lsn: u64,
+    marks: &[SegmentMark],
+) -> Result<()> {
+    let names = shared.disk.list_dir(&shared.dir).await.map_err(io("list", &shared.dir))?;
+    if names.iter().any(|n| n == CHECKPOINT_TMP_FILE) {
+        shared.disk.remove(tmp).await.map_err(io("remove", tmp))?;
     }
-    let file = shared.disk.create(&tmp).await.map_err(io("create", &tmp))?;
+    let file = shared.disk.create(tmp).await.map_err(io("create", tmp))?;
+    if let Err(e) = write_tmp(&file, tmp, snap, lsn, marks).await {
+        drop(file);
+        shared.disk.remove(tmp).await.ok();
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Writes the whole checkpoint into the temporary file and syncs it.
+async fn write_tmp<F: DiskFile>(
+    file: &F,
+    tmp: &Path,
+    snap: &IndexSnapshot,
+    lsn: u64,
+    marks: &[SegmentMark],
+) -> Result<()> {
     let sections: [&[u8]; 4] =
         [marks.as_bytes(), &snap.keys, snap.ends_bytes(), snap.entries_bytes()];
     let header = header(snap, lsn, marks.len() as u32, &sections);
-    let mut out = ChunkedWriter::new(&file, &tmp);
+    let mut out = ChunkedWriter::new(file, tmp);
     out.push(header.as_bytes()).await?;
     for s in sections {
         out.push(s).await?;
     }
     out.finish().await?;
-    file.fdatasync().await.map_err(io("fdatasync", &tmp))?;
-    let path = shared.dir.join(CHECKPOINT_FILE);
-    shared.disk.rename(&tmp, &path).await.map_err(io("rename", &tmp))?;
-    shared.sync_dir().await
+    file.fdatasync().await.map_err(io("fdatasync", tmp))
 }
 
 fn header(

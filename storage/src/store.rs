@@ -331,6 +331,14 @@ impl<D: Disk> Store<D> {
     /// Refuses new writes, stops maintenance, syncs everything, writes a checkpoint and stops the
     /// flusher. Returns the first error met on the way (the tasks are stopped regardless).
     pub async fn close(self) -> Result<()> {
+        self.shutdown().await
+    }
+
+    /// [`Store::close`] for a store that others still hold (the node's shards): afterwards every
+    /// write fails with [`Error::Closed`]. Also trims the active segment's unused preallocated
+    /// zeros and keeps the prepared segment file for the next open. A checkpoint that cannot be
+    /// written (a full disk) is logged, not returned: the synced log has everything.
+    pub async fn shutdown(&self) -> Result<()> {
         self.shared.state.borrow_mut().closing = true;
         self.shared.maintenance_wanted.notify(usize::MAX);
         self.shared.prepare_wanted.notify(usize::MAX);
@@ -341,6 +349,13 @@ impl<D: Disk> Store<D> {
         let result = match group_commit::sync_all(&self.shared).await {
             Ok(()) => match self.checkpoint().await {
                 Ok(_) => preallocate::trim_active_at_close(&self.shared).await,
+                // Not written (a full disk) but the store is not poisoned: everything is in the
+                // synced log, which the next open replays from the previous checkpoint.
+                Err(e) if self.shared.state.borrow().poisoned.is_none() => {
+                    tracing::warn!(dir = %self.shared.dir.display(), error = %e,
+                        "closing without a new checkpoint; the next open replays more log");
+                    preallocate::trim_active_at_close(&self.shared).await
+                }
                 Err(e) => Err(e),
             },
             Err(e) => Err(e),

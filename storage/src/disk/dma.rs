@@ -118,12 +118,32 @@ impl Disk for DmaDisk {
     /// device polls, and every later read fails with EOPNOTSUPP where it does not (seen on this
     /// project's virtio test machines). Opening a non-empty probe file first makes the decision
     /// on a real read.
+    ///
+    /// An existing file of at least one block in `dir` serves as the probe, so that a store on a
+    /// full disk still opens (and serves reads); only a directory without one gets a probe file
+    /// written, and removed again, also when writing it fails.
     async fn prepare_dir(&self, dir: &Path) -> io::Result<()> {
         std::fs::create_dir_all(dir)?;
         let probe = dir.join(DMA_PROBE_FILE);
-        std::fs::write(&probe, [0u8; DMA_ALIGN_BYTES as usize])?;
-        let file = DmaFile::open(&probe).await.map_err(glommio_io);
-        std::fs::remove_file(&probe)?;
+        if probe.exists() {
+            std::fs::remove_file(&probe)?;
+        }
+        if let Some(existing) = block_sized_file(dir)? {
+            return DmaFile::open(&existing)
+                .await
+                .map_err(glommio_io)?
+                .close()
+                .await
+                .map_err(glommio_io);
+        }
+        let written = std::fs::write(&probe, [0u8; DMA_ALIGN_BYTES as usize]);
+        let file = match written {
+            Ok(()) => DmaFile::open(&probe).await.map_err(glommio_io),
+            Err(e) => Err(e),
+        };
+        if probe.exists() {
+            std::fs::remove_file(&probe)?;
+        }
         file?.close().await.map_err(glommio_io)
     }
 
@@ -137,6 +157,18 @@ impl Disk for DmaDisk {
         }
         Ok(names)
     }
+}
+
+/// A regular file in `dir` with at least one block of data, if there is one.
+fn block_sized_file(dir: &Path) -> io::Result<Option<std::path::PathBuf>> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let meta = entry.metadata()?;
+        if meta.is_file() && meta.len() >= DMA_ALIGN_BYTES {
+            return Ok(Some(entry.path()));
+        }
+    }
+    Ok(None)
 }
 
 async fn write_whole(file: &DmaFile, buf: DmaBuffer, pos: u64) -> io::Result<()> {
