@@ -12,7 +12,7 @@
 //! small sample array (the first 8 bytes after the prefix that all keys share, as a big-endian
 //! `u64`). The sample array is dense and cache friendly, and it narrows the search to one block of
 //! `SAMPLE_STRIDE` keys for keys that differ in those 8 bytes. A second level, every
-//! `SAMPLE_STRIDE`-th sample, is small enough to stay in cache and narrows the sample search to
+//! `TOP_STRIDE`-th sample, is small enough to stay in cache and narrows the sample search to
 //! one or two cache lines.
 
 use std::rc::Rc;
@@ -24,13 +24,17 @@ use super::{dead_entry, is_dead, IndexEntry};
 /// Keys per sample. 16 keys costs 0.5 B/key and leaves four probes inside a block.
 pub(super) const SAMPLE_STRIDE: usize = 16;
 
+/// Samples per entry of the second level. 16 samples are 128 bytes, two cache lines, so the
+/// search below one top entry reads at most two lines of the sample array.
+pub(super) const TOP_STRIDE: usize = 16;
+
 pub(super) struct SortedRun {
     keys: Rc<[u8]>,
     ends: Rc<[U32]>,
     entries: Vec<IndexEntry>,
     /// `pad8(key(j * SAMPLE_STRIDE)[prefix_len..])` for every sampled key.
     samples: Box<[u64]>,
-    /// `samples[j * SAMPLE_STRIDE]`: a second, cache-resident level over the samples.
+    /// `samples[j * TOP_STRIDE]`: a second, cache-resident level over the samples.
     top: Box<[u64]>,
     /// Length of the prefix that every key shares (the common prefix of the first and last key).
     prefix_len: usize,
@@ -59,7 +63,7 @@ impl SortedRun {
         };
         run.prefix_len = run.common_prefix_len();
         run.samples = run.build_samples();
-        run.top = run.samples.iter().step_by(SAMPLE_STRIDE).copied().collect();
+        run.top = run.samples.iter().step_by(TOP_STRIDE).copied().collect();
         run
     }
 
@@ -173,7 +177,7 @@ impl SortedRun {
     /// small enough to stay in cache, so a lookup reads one or two lines of the sample array.
     fn narrow_by_samples(&self, probe: u64) -> (usize, usize) {
         let s = &self.samples;
-        let (lo, hi) = bracket(&self.top, probe, SAMPLE_STRIDE, s.len());
+        let (lo, hi) = bracket(&self.top, probe, TOP_STRIDE, s.len());
         let below = lo + s[lo..hi].partition_point(|&x| x < probe);
         let not_above = below + s[below..hi].partition_point(|&x| x <= probe);
         bracket_from_counts(below, not_above, s.len(), SAMPLE_STRIDE, self.len())

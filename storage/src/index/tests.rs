@@ -316,7 +316,7 @@ fn memory_is_exact_and_within_budget_after_merge() {
     // 28 B/key for offsets and entries, plus the two sample levels, plus the keys.
     let n = index.len();
     let samples = n.div_ceil(sorted_run::SAMPLE_STRIDE);
-    let top = samples.div_ceil(sorted_run::SAMPLE_STRIDE);
+    let top = samples.div_ceil(sorted_run::TOP_STRIDE);
     let expected = index.key_bytes() + 28 * n + 8 * (samples + top);
     assert_eq!(index.memory_bytes(), expected, "seed {seed}");
     let per_key = (index.memory_bytes() - index.key_bytes()) as f64 / n as f64;
