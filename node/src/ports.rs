@@ -9,7 +9,10 @@
 //!   them;
 //! - the shared port must have SO_REUSEPORT (every shard accepts on it). Before shard 0 binds it,
 //!   [`check_free`] binds the address once without SO_REUSEPORT and closes it, which fails if any
-//!   socket listens there, with SO_REUSEPORT or not. The other shards bind it after shard 0.
+//!   socket listens there, with SO_REUSEPORT or not. The other shards bind it after shard 0. The
+//!   check binds without listening: a socket that listened for that moment would take the
+//!   connections of clients already retrying (after a restart) into its backlog and reset them
+//!   when it closes.
 //!
 //! A second program that binds the shared port with SO_REUSEPORT between that check and shard 0's
 //! bind (a window of microseconds, at start-up only) is not caught; its own check would see this
@@ -30,7 +33,12 @@ pub fn check_free(addr: SocketAddr, what: &str) -> Result<(), String> {
     if addr.port() == 0 {
         return Ok(());
     }
-    std::net::TcpListener::bind(addr).map(drop).map_err(|e| in_use(addr, what, &e))
+    // SO_REUSEADDR as std's listeners set it, so sockets in TIME_WAIT do not count as in use.
+    let socket =
+        socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, None)
+            .and_then(|s| s.set_reuse_address(true).map(|()| s))
+            .map_err(|e| format!("cannot check {addr} ({what}): {e}"))?;
+    socket.bind(&addr.into()).map_err(|e| in_use(addr, what, &e))
 }
 
 /// Binds `addr` without SO_REUSEPORT, so that no other socket can share the port.
@@ -50,5 +58,58 @@ fn in_use(addr: SocketAddr, what: &str, e: &std::io::Error) -> String {
         )
     } else {
         format!("cannot listen on {addr} ({what}): {e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    /// Checks of a free port never accept a connection (issue 12, item 9): a client connecting
+    /// in a loop meanwhile is refused every time. When the check bound a listening socket and
+    /// closed it, a connection that reached it in between was accepted and then reset.
+    #[test]
+    fn checking_a_free_port_never_accepts_a_connection() {
+        const CLIENTS: usize = 4;
+        let addr = {
+            let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+            probe.local_addr().expect("addr")
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let clients: Vec<_> = (0..CLIENTS)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let (mut attempts, mut accepted) = (0u64, 0u64);
+                    while !stop.load(Ordering::Relaxed) {
+                        attempts += 1;
+                        if std::net::TcpStream::connect(addr).is_ok() {
+                            accepted += 1;
+                        }
+                    }
+                    (attempts, accepted)
+                })
+            })
+            .collect();
+        for _ in 0..20_000 {
+            check_free(addr, "test").expect("the port is free");
+        }
+        stop.store(true, Ordering::Relaxed);
+        let (attempts, accepted) = clients
+            .into_iter()
+            .map(|c| c.join().expect("client thread"))
+            .fold((0, 0), |(a, b), (c, d)| (a + c, b + d));
+        assert!(attempts > 0, "the client never tried");
+        assert_eq!(accepted, 0, "{accepted} of {attempts} connections reached a checking socket");
+    }
+
+    #[test]
+    fn a_listening_port_is_not_free() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let err = check_free(addr, "the test port").expect_err("in use");
+        assert!(err.contains("another process already listens"), "{err}");
     }
 }
