@@ -41,7 +41,7 @@ use crate::mesh::{MeshEnds, Peers};
 use crate::ports;
 use crate::shard::{Counters, Shard};
 use crate::shutdown::Shutdown;
-use crate::{forward, listener, metrics_http};
+use crate::{forward, listener, metrics_http, resume};
 
 /// What a running node reports once every shard is ready.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -339,6 +339,8 @@ async fn serve_shard(start: ShardStart) -> Result<(), String> {
     let own_task = glommio::spawn_local(listener::accept_loop(shard.clone(), own_listener, "own"));
     let metrics_task =
         metrics_listener.map(|l| glommio::spawn_local(metrics_http::serve(shard.clone(), l)));
+    let resume_task =
+        glommio::spawn_local(resume::run(shard.clone(), config.store.segment_size_bytes));
     report.send(Report::Ready { shard: id }).map_err(|e| e.to_string())?;
 
     // Run until shutdown; then drain (see shutdown.rs).
@@ -348,6 +350,7 @@ async fn serve_shard(start: ShardStart) -> Result<(), String> {
     if let Some(t) = metrics_task {
         t.await;
     }
+    resume_task.await;
     while shard.connections.get() > 0 {
         let listener = shard.connection_closed.listen();
         if shard.connections.get() == 0 {

@@ -29,6 +29,7 @@ pub mod metrics_text;
 pub mod output;
 pub mod panic_policy;
 pub mod ports;
+pub mod resume;
 pub mod router;
 pub mod shard;
 pub mod shutdown;

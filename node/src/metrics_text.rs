@@ -124,6 +124,12 @@ const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
         Counter,
         "Segment preallocations that failed (segments then grow).",
     ),
+    (
+        "writes_refused",
+        Gauge,
+        "1 while a failed write or fsync (a full disk) makes the shard refuse writes (611).",
+    ),
+    ("write_resumes", Counter, "Times the shard took writes again after refusing them."),
 ];
 
 /// Help text and type of a statistic (its name without the `ringstore_` prefix).

@@ -139,6 +139,8 @@ impl Shard {
         push("durable_write_us_max", s.durable_write_us.max);
         push("segment_preallocations", s.counters.preallocations);
         push("segment_preallocations_failed", s.counters.preallocations_failed);
+        push("writes_refused", u64::from(self.tables.is_poisoned()));
+        push("write_resumes", s.counters.write_resumes);
         ShardStats { shard: self.id as u16, values }
     }
 }

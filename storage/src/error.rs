@@ -29,8 +29,9 @@ pub enum Error {
     #[error("no free segment id: {max} segments are live")]
     SegmentIdsExhausted { max: u32 },
     #[error(
-        "store refuses writes: {reason}; restart to recover from the log (writes that were \
-         not acknowledged may or may not be present)"
+        "store refuses writes: {reason}; writes resume once the store recovers from its log \
+         (Store::resume: the node tries each second once the disk has room for two segments) \
+         or at a restart (writes that were not acknowledged may or may not be present)"
     )]
     Poisoned { reason: String },
     #[error("store is closed")]

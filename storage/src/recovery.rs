@@ -366,6 +366,7 @@ fn build_state<D: Disk>(
         checkpoint_lsn: replay.checkpoint_lsn,
         bytes_since_checkpoint: report.bytes_scanned,
         poisoned: None,
+        lost: None,
         closing: false,
         flusher_stop: false,
         counters: Default::default(),

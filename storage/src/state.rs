@@ -65,11 +65,32 @@ pub(crate) struct State<D: Disk> {
     pub checkpoint_lsn: u64,
     pub bytes_since_checkpoint: u64,
     pub poisoned: Option<String>,
+    /// Appended writes that a [`crate::Store::resume`] gave up: their waiters get the poison.
+    pub lost: Option<LostWrites>,
     pub closing: bool,
     /// Set by close once everything is synced: the flusher exits when idle.
     pub flusher_stop: bool,
     pub counters: Counters,
     pub histograms: Histograms,
+}
+
+/// The appended writes a resumed store dropped: sequence numbers above what was written (or
+/// synced) when the store was poisoned, up to the last one appended. A waiter for one of them
+/// must get the poison, never success from the new state's counters, which continue at `upto`.
+#[derive(Debug, Clone)]
+pub(crate) struct LostWrites {
+    pub written: u64,
+    pub synced: u64,
+    pub upto: u64,
+    pub reason: String,
+}
+
+impl LostWrites {
+    /// The poison reason if `seq`, waited for as written (or synced, if `synced`), was lost.
+    pub fn covers(&self, seq: u64, synced: bool) -> Option<&str> {
+        let done = if synced { self.synced } else { self.written };
+        (seq > done && seq <= self.upto).then_some(self.reason.as_str())
+    }
 }
 
 /// One operation of a write, already validated.

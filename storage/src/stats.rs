@@ -5,6 +5,8 @@ use crate::cache::CacheStats;
 /// Running counters; plain integers because one thread owns them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counters {
+    /// Times [`crate::Store::resume`] brought a poisoned store back to taking writes.
+    pub write_resumes: u64,
     pub puts: u64,
     pub deletes: u64,
     pub batches: u64,

@@ -209,6 +209,9 @@ impl<D: Disk> Store<D> {
     /// per flush, instead of a task per request waiting in [`Store::wait`].
     pub fn is_durable(&self, wait: DurableWait) -> Result<bool> {
         let st = self.shared.state.borrow();
+        if let Some(reason) = st.lost.as_ref().and_then(|l| l.covers(wait.seq, wait.synced)) {
+            return Err(Error::Poisoned { reason: reason.to_string() });
+        }
         let done = if wait.synced { st.synced_seq } else { st.written_seq };
         match &st.poisoned {
             _ if done >= wait.seq => Ok(true),
@@ -334,18 +337,96 @@ impl<D: Disk> Store<D> {
         self.shutdown().await
     }
 
+    /// Whether a failed write or fsync made the store refuse writes ([`Error::Poisoned`]).
+    pub fn is_poisoned(&self) -> bool {
+        self.shared.state.borrow().poisoned.is_some()
+    }
+
+    /// Takes writes again after the store was poisoned (a full disk, a failed write or fsync),
+    /// without a restart: stops the background tasks, recovers the state from the files exactly
+    /// as an open would (the index, from the last checkpoint and the log; the cache starts
+    /// empty), and starts the flusher and the background tasks again. Writes appended but not
+    /// written when the poison struck are lost, as in a crash: none was acknowledged as durable,
+    /// and their waiters get the poison error (NoSync writes were acknowledged and are lost, as
+    /// NoSync allows). Returns Ok(false) if the store was not poisoned; on error (recovery
+    /// failed) the store stays poisoned and serves reads as before. The counters carry over;
+    /// `write_resumes` counts the resumes.
+    pub async fn resume(&self) -> Result<bool> {
+        let Some(reason) = self.shared.state.borrow().poisoned.clone() else { return Ok(false) };
+        if self.shared.state.borrow().flusher_stop {
+            return Err(Error::Closed);
+        }
+        let background = std::mem::take(&mut *self.background.borrow_mut());
+        stop_background(&self.shared, background).await;
+        let flusher = self.flusher.borrow_mut().take();
+        if let Some(flusher) = flusher {
+            // It exits on the poison.
+            flusher.await;
+        }
+        let recovered = recovery::recover(&self.shared.disk, &self.shared.dir, &self.shared.config)
+            .await
+            .and_then(|(state, report)| {
+                // Unattributed damage needs the operator's choice, made at a start.
+                if report.accepted_damage {
+                    return Err(Error::Poisoned {
+                        reason: format!("{reason}; the log has damage to accept at a restart"),
+                    });
+                }
+                Ok((state, report))
+            });
+        let result = match recovered {
+            Ok((mut state, report)) => {
+                let mut old = self.shared.state.borrow_mut();
+                let upto = old.log.appended_seq();
+                state.log = crate::log::writer::LogWriter::new(
+                    self.shared.config.segment_size_bytes,
+                    state.log.active_segment(),
+                    upto,
+                );
+                (state.written_seq, state.synced_seq) = (upto, upto);
+                (state.write_wanted_seq, state.sync_wanted_seq) = (upto, upto);
+                state.lost = Some(crate::state::LostWrites {
+                    written: old.written_seq,
+                    synced: old.synced_seq,
+                    upto,
+                    reason: reason.clone(),
+                });
+                state.counters = std::mem::take(&mut old.counters);
+                state.counters.write_resumes += 1;
+                state.histograms = std::mem::take(&mut old.histograms);
+                let lost = upto - old.written_seq;
+                *old = state;
+                drop(old);
+                tracing::warn!(dir = %self.shared.dir.display(), %reason,
+                    records_replayed = report.records_replayed, appended_not_written = lost,
+                    "store taking writes again after a poison");
+                Ok(true)
+            }
+            Err(e) => {
+                self.shared.state.borrow_mut().closing = false;
+                Err(e)
+            }
+        };
+        // Wake every waiter on the old sequence numbers; they find the poison in `lost`.
+        self.shared.progress.notify(usize::MAX);
+        if result.is_ok() && self.shared.config.preallocate_segments {
+            preallocate::prepare_at_open(&self.shared).await;
+        }
+        if result.is_ok() {
+            let flusher = glommio::spawn_local(group_commit::run_flusher(self.shared.clone()));
+            *self.flusher.borrow_mut() = Some(flusher);
+        }
+        *self.background.borrow_mut() = spawn_background(&self.shared)?;
+        result
+    }
+
     /// [`Store::close`] for a store that others still hold (the node's shards): afterwards every
     /// write fails with [`Error::Closed`]. Also trims the active segment's unused preallocated
     /// zeros and keeps the prepared segment file for the next open. A checkpoint that cannot be
     /// written (a full disk) is logged, not returned: the synced log has everything.
     pub async fn shutdown(&self) -> Result<()> {
-        self.shared.state.borrow_mut().closing = true;
-        self.shared.maintenance_wanted.notify(usize::MAX);
-        self.shared.prepare_wanted.notify(usize::MAX);
         let background = std::mem::take(&mut *self.background.borrow_mut());
-        for t in background {
-            t.await;
-        }
+        stop_background(&self.shared, background).await;
         let result = match group_commit::sync_all(&self.shared).await {
             Ok(()) => match self.checkpoint().await {
                 Ok(_) => preallocate::trim_active_at_close(&self.shared).await,
@@ -368,6 +449,16 @@ impl<D: Disk> Store<D> {
             t.await;
         }
         result
+    }
+}
+
+/// Stops the maintenance task and the segment preparer (they exit when `closing` is set).
+async fn stop_background(shared: &Shared<impl Disk>, tasks: Vec<Task<()>>) {
+    shared.state.borrow_mut().closing = true;
+    shared.maintenance_wanted.notify(usize::MAX);
+    shared.prepare_wanted.notify(usize::MAX);
+    for t in tasks {
+        t.await;
     }
 }
 

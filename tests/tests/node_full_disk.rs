@@ -7,10 +7,13 @@
 //!   directory: No space left on device"), serves every row, and stays up and serving reads
 //!   after a write it cannot make durable.
 //! - No zero-byte temporary file (`.dma-probe`, `checkpoint.tmp`) is left in a shard directory.
+//! - Once the filler is removed, the node takes writes again without a restart, and they are
+//!   durable.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use ringstore_storage::table::Value;
 use ringstore_tests::Node;
@@ -119,15 +122,65 @@ fn a_node_starts_and_serves_reads_on_a_full_disk() {
     let node = Node::try_start(&data, &small_segments)
         .unwrap_or_else(|log| panic!("the node did not start on a full disk: {log}"));
     assert_rows(&node);
-    // A write may or may not find room; either way it is answered and reads go on.
+    // Writes fill what is left (the prepared segment file kept at the last stop) and then find
+    // no room, since no new segment can be created: answered with an error, and reads go on.
     let mut c = node.client();
-    if let Err(e) = c.put("t", &row(ROWS)) {
-        assert!(e.code().is_some_and(|code| (600..700).contains(&code)), "{e}");
-    }
+    let big = "x".repeat(BIG_VALUE_BYTES);
+    let e = (0..BIG_ROWS_MAX)
+        .find_map(|i| {
+            let id = BIG_ROW_FIRST_ID + i;
+            c.put("t", &[("id", Value::Long(id)), ("v", Value::String(big.clone()))]).err()
+        })
+        .expect("a full disk refuses writes before the bound");
+    assert_eq!(e.code(), Some(611), "{e}");
     assert_rows(&node);
+
+    // Space returns: the shard takes writes again without a restart (it checks once a second,
+    // `resume.rs`). Before the fix the store stayed poisoned until the node was restarted.
+    std::fs::remove_file(disk.mount.join("filler")).expect("free the space");
+    // Each shard resumes on its own check, so every row is retried until its shard takes it.
+    let deadline = Instant::now() + RESUME_BOUND;
+    for id in ROWS..ROWS + 10 {
+        loop {
+            match c.put("t", &row(id)) {
+                Ok(_) => break,
+                Err(e) if Instant::now() < deadline => {
+                    assert_eq!(e.code(), Some(611), "{e}");
+                    std::thread::sleep(RESUME_POLL);
+                }
+                Err(e) => panic!(
+                    "writes not taken again within {RESUME_BOUND:?}: {e}; log:\n{}",
+                    node.log_text()
+                ),
+            }
+        }
+    }
+    drop(c);
     let log_path = node.log.clone();
     let status = node.terminate();
     let log = std::fs::read_to_string(&log_path).unwrap_or_default();
     assert!(status.success(), "{status}; log:\n{log}");
+    assert!(log.contains("shard takes writes again"), "log:\n{log}");
     assert_eq!(empty_files(&data), Vec::<PathBuf>::new(), "zero-byte files left behind");
+
+    // The writes taken after the resume are durable (the client's writes are Sync).
+    let node = Node::start(&data, &small_segments);
+    assert_rows(&node);
+    let mut c = node.client();
+    for id in ROWS..ROWS + 10 {
+        let got = c.get("t", &[("id", Value::Long(id))]).expect("get").expect("row kept");
+        assert_eq!(got.newest().fields[1], Some(Value::String(format!("row {id}"))), "row {id}");
+    }
 }
+
+/// Rows of this many bytes fill the space left after a start on the full disk.
+const BIG_VALUE_BYTES: usize = 64 << 10;
+/// Far more big rows than the space left holds (a prepared 4 MiB segment at most).
+const BIG_ROWS_MAX: i64 = 1024;
+const BIG_ROW_FIRST_ID: i64 = 1_000_000;
+
+/// How long the node may take to notice that space returned: its check runs once a second
+/// (`RESUME_CHECK_INTERVAL`), and a resume replays the log of a small store.
+const RESUME_BOUND: Duration = Duration::from_secs(30);
+/// Pause between write attempts while waiting for the resume.
+const RESUME_POLL: Duration = Duration::from_millis(100);

@@ -97,6 +97,9 @@ pub(crate) async fn wait_for<D: Disk>(shared: &Shared<D>, seq: u64, synced: bool
         let listener = shared.progress.listen();
         {
             let st = shared.state.borrow();
+            if let Some(reason) = st.lost.as_ref().and_then(|l| l.covers(seq, synced)) {
+                return Err(Error::Poisoned { reason: reason.to_string() });
+            }
             let done = if synced { st.synced_seq } else { st.written_seq };
             if done >= seq {
                 return Ok(());
@@ -300,16 +303,33 @@ async fn fdatasync<D: Disk>(shared: &Shared<D>, file: &D::File) -> Result<()> {
 /// one is ready ([`super::preallocate`]), else creates an empty one that writes will grow.
 async fn create_segment<D: Disk>(shared: &Shared<D>, id: u32) -> Result<()> {
     let path = shared.segment_path(id);
-    let file = match preallocate::take_for_segment(shared, id).await {
-        Some(file) => file,
-        None => shared.disk.create(&path).await.map_err(|e| Error::io("create", &path, e))?,
+    let (file, created) = match preallocate::take_for_segment(shared, id).await {
+        Some(file) => (file, false),
+        None => {
+            let file =
+                shared.disk.create(&path).await.map_err(|e| Error::io("create", &path, e))?;
+            (file, true)
+        }
     };
     let mut block = file.alloc_buf(SEGMENT_HEADER_BYTES as usize);
     let lsn = shared.state.borrow().next_lsn;
     encode_header(block.as_mut(), id, lsn, shared.config.segment_size_bytes);
-    file.write_at(block, 0).await.map_err(|e| Error::io("write", &path, e))?;
-    fdatasync(shared, &file).await?;
-    shared.sync_dir().await?;
+    let made = async {
+        file.write_at(block, 0).await.map_err(|e| Error::io("write", &path, e))?;
+        fdatasync(shared, &file).await?;
+        shared.sync_dir().await
+    };
+    if let Err(e) = made.await {
+        // Nothing was written to the segment yet, so a file created here goes again rather
+        // than stay behind empty (a full disk fails the header write).
+        if created {
+            if let Err(remove) = shared.disk.remove(&path).await {
+                tracing::warn!(path = %path.display(), error = %remove,
+                    "cannot remove a segment file whose creation failed");
+            }
+        }
+        return Err(e);
+    }
     let mut st = shared.state.borrow_mut();
     st.segments.get_mut(id).file = Some(Rc::new(file));
     Ok(())

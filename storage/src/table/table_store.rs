@@ -87,6 +87,27 @@ impl<D: Disk> TableStore<D> {
         Ok(self.store.close().await?)
     }
 
+    /// Whether writes are refused because a failed write poisoned the store or the catalog.
+    pub fn is_poisoned(&self) -> bool {
+        self.store.is_poisoned() || self.catalog.borrow().is_poisoned()
+    }
+
+    /// Takes writes again after a full disk or a failed write poisoned the store or the catalog,
+    /// without a restart ([`Store::resume`]; a poisoned catalog is loaded again from its file,
+    /// which holds the last catalog whose write completed). Ok(false) if nothing was poisoned.
+    pub async fn resume_writes(&self) -> OpResult<bool> {
+        let store = self.store.resume().await?;
+        if !self.catalog.borrow().is_poisoned() {
+            return Ok(store);
+        }
+        let _permit = self.ddl_lock.acquire_permit(1).await.map_err(|_| crate::Error::Closed)?;
+        let catalog = Catalog::load(self.store.disk(), self.store.dir()).await?;
+        *self.tables.borrow_mut() = Tables::of(&catalog);
+        *self.catalog.borrow_mut() = catalog;
+        tracing::warn!(dir = %self.store.dir().display(), "catalog taking changes again");
+        Ok(true)
+    }
+
     /// Runs DDL text (SQL statements or the admin CLI script); each change is durable before the
     /// next statement runs. Stops at the first failing statement (earlier ones stay applied).
     pub async fn ddl(&self, text: &str) -> OpResult<Vec<Outcome>> {

@@ -237,6 +237,11 @@ impl Catalog {
         Ok(Outcome::Dropped { id })
     }
 
+    /// Whether a failed file write left this catalog refusing changes.
+    pub fn is_poisoned(&self) -> bool {
+        self.poisoned.is_some()
+    }
+
     /// Writes `next` to the file and, once it is durable, makes it the catalog.
     async fn commit<D: Disk>(&mut self, disk: &D, dir: &Path, next: Catalog) -> CatalogResult<()> {
         if let Some(reason) = &self.poisoned {
