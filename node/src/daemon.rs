@@ -88,6 +88,8 @@ pub fn run(config: NodeConfig, on_ready: impl FnOnce(&Ready)) -> Result<(), Node
             "raised the soft RLIMIT_NOFILE for max_connections"
         );
     }
+    // Read before any shard pins itself: the process's CPU mask (taskset, cgroups).
+    let cpus = crate::cpus::allowed();
     let shutdown = Shutdown::new(shards);
     install_signals(shutdown.clone())?;
     let mut mesh = crate::mesh::channels(shards, config.limits.forward_queue);
@@ -113,7 +115,9 @@ pub fn run(config: NodeConfig, on_ready: impl FnOnce(&Ready)) -> Result<(), Node
             shutdown: shutdown.clone(),
             node_connections: node_connections.clone(),
         };
-        let builder = LocalExecutorBuilder::new(Placement::Fixed(id % online_cpus()))
+        let cpu = crate::cpus::for_shard(&cpus, id);
+        tracing::debug!(shard = id, cpu, "pinning");
+        let builder = LocalExecutorBuilder::new(Placement::Fixed(cpu))
             .name(&format!("shard-{id}"))
             .io_memory(config.io_memory_bytes);
         match builder.spawn(move || run_shard(start)) {
@@ -173,6 +177,7 @@ pub fn run(config: NodeConfig, on_ready: impl FnOnce(&Ready)) -> Result<(), Node
         };
         tracing::info!("{}", r.line());
         on_ready(&r);
+        crate::notify::ready();
     } else {
         // Shards waiting for their ports see the senders dropped and stop.
         ports_tx.clear();
@@ -198,10 +203,6 @@ pub fn run(config: NodeConfig, on_ready: impl FnOnce(&Ready)) -> Result<(), Node
     }
 }
 
-fn online_cpus() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
 /// SIGTERM and SIGINT request shutdown, from a thread of their own.
 fn install_signals(shutdown: Arc<Shutdown>) -> Result<(), NodeError> {
     use signal_hook::consts::{SIGINT, SIGTERM};
@@ -212,6 +213,7 @@ fn install_signals(shutdown: Arc<Shutdown>) -> Result<(), NodeError> {
         .spawn(move || {
             if let Some(signal) = signals.forever().next() {
                 tracing::info!(signal, "shutdown requested");
+                crate::notify::stopping();
                 shutdown.request();
             }
         })
