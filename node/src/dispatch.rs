@@ -64,6 +64,7 @@ async fn respond(
         Route::Local => table_ops::run(shard, &req, durability, out).await.map(|()| None),
         Route::Forward(to) => forward::forward(shard, to, header, body).await.map(Some),
         Route::FanOut => fanout::run(shard, &req, body, out).await.map(|()| None),
+        Route::NotOwner(owner) => Err(RequestError::NotOwner { shard: shard.id, owner }),
     }
 }
 

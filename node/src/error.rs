@@ -17,6 +17,11 @@ pub enum RequestError {
     ShuttingDown,
     #[error("shard {shard} is not reachable (it stopped)")]
     ShardUnavailable { shard: usize },
+    #[error(
+        "shard {shard} got a forwarded request whose partition its catalog assigns to shard \
+         {owner}: a table change was being applied while the request was routed; retry"
+    )]
+    NotOwner { shard: usize, owner: usize },
     #[error("{0}")]
     Server(ErrorReply),
 }
@@ -29,6 +34,7 @@ impl RequestError {
             RequestError::TooManyConnections { .. } => 721,
             RequestError::ShuttingDown => 722,
             RequestError::ShardUnavailable { .. } => 723,
+            RequestError::NotOwner { .. } => 724,
             RequestError::Server(e) => e.code,
         }
     }

@@ -26,6 +26,10 @@ pub enum Route {
     Forward(usize),
     /// Coordinated by the receiving shard across every shard.
     FanOut,
+    /// Forwarded here, but by this shard's catalog the key's partition belongs to shard `owner`:
+    /// the two shards routed with different schemas (a DROP + CREATE that changed the shard key
+    /// was being applied). Refused with 724, never run on a shard that does not own the row.
+    NotOwner(usize),
 }
 
 /// Decides where `req`, received by `shard`, runs. A request another shard `forwarded` here
@@ -34,7 +38,7 @@ pub fn route(shard: &Shard, req: &Request<'_>, forwarded: bool) -> Route {
     if forwarded {
         return match req {
             Request::Ddl { .. } => Route::FanOut,
-            _ => Route::Local,
+            _ => check_forwarded(keyed(req).and_then(|(table, key)| by_key(shard, table, key))),
         };
     }
     match req {
@@ -66,6 +70,30 @@ pub fn route(shard: &Shard, req: &Request<'_>, forwarded: bool) -> Route {
     }
 }
 
+/// Where a forwarded request runs, given the route this shard's own catalog gives its key: here,
+/// unless that names another owner.
+fn check_forwarded(own_route: Option<Route>) -> Route {
+    match own_route {
+        Some(Route::Forward(owner)) => Route::NotOwner(owner),
+        _ => Route::Local,
+    }
+}
+
+/// The table and key of a request that is routed by its key.
+fn keyed<'a>(req: &'a Request<'a>) -> Option<(&'a str, FieldList<'a>)> {
+    match req {
+        Request::Get { table, key, .. } => Some((table, *key)),
+        Request::Write { table, body, .. } => Some((table, body.key())),
+        Request::Execute { table, ops, .. } => {
+            ops.first().map(|(b, _)| (*table, WriteBody::key(b)))
+        }
+        Request::MultiGet { table, range }
+        | Request::MultiDelete { table, range }
+        | Request::Scan { table, range } => Some((table, range.key)),
+        _ => None,
+    }
+}
+
 /// The route of a key that covers the shard key; None when it does not (or the table or a value
 /// is wrong, which the table layer reports).
 fn by_key(shard: &Shard, table: &str, key: FieldList<'_>) -> Option<Route> {
@@ -73,4 +101,19 @@ fn by_key(shard: &Shard, table: &str, key: FieldList<'_>) -> Option<Route> {
     let partition = partition_of_fields(t.schema(), key, shard.partitions()).ok()??;
     let owner = shard.owner(partition);
     Some(if owner == shard.id { Route::Local } else { Route::Forward(owner) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A forwarded request runs here unless this shard's own catalog says another shard owns
+    /// its key, which happens only while shards route with different schemas.
+    #[test]
+    fn a_forwarded_request_for_another_owner_is_refused() {
+        assert_eq!(check_forwarded(Some(Route::Forward(3))), Route::NotOwner(3));
+        assert_eq!(check_forwarded(Some(Route::Local)), Route::Local);
+        // No full shard key by this catalog (or an unknown table): the table layer reports it.
+        assert_eq!(check_forwarded(None), Route::Local);
+    }
 }
