@@ -6,6 +6,16 @@ use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
+/// Kills the node when the test ends, also when an assertion fails.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// The CPUs this test may run on, from its own status file.
 fn allowed_cpus(status: &str) -> Vec<usize> {
     let line = status
@@ -52,7 +62,8 @@ fn shard_zero_runs_on_the_first_cpu_of_the_process_mask() {
             Ok(())
         });
     }
-    let mut child = command.spawn().expect("start ringstore-node");
+    let mut child = KillOnDrop(command.spawn().expect("start ringstore-node"));
+    let child = &mut child.0;
     let mut line = String::new();
     let stdout = child.stdout.take().expect("stdout");
     BufReader::new(stdout).read_line(&mut line).expect("ready line");
@@ -68,8 +79,6 @@ fn shard_zero_runs_on_the_first_cpu_of_the_process_mask() {
         })
         .map(|t| std::fs::read_to_string(t.path().join("status")).expect("thread status"))
         .collect();
-    let _ = child.kill();
-    let _ = child.wait();
     assert!(!statuses.is_empty(), "no thread named shard-0*");
     for status in statuses {
         assert_eq!(allowed_cpus(&status), [cpu], "shard-0 with the process mask {{{cpu}}}");
