@@ -270,6 +270,9 @@ pub struct NodeConfig {
     pub store: StoreConfig,
     /// A tracing `EnvFilter` directive.
     pub log: String,
+    /// Copy shard 0's catalog file to every shard whose catalog differs before starting
+    /// (`catalog_check.rs`).
+    pub catalog_from_shard_0: bool,
 }
 
 impl NodeConfig {
@@ -550,6 +553,12 @@ struct Settings {
     #[arg(long)]
     #[serde(default)]
     accept_log_damage: bool,
+    /// Start even if the shards' catalogs differ, by first copying shard 0's catalog (the DDL
+    /// coordinator's) to every shard whose catalog differs; tables missing from it lose their
+    /// rows on those shards. Without this the start fails, naming the shards.
+    #[arg(long = "catalog-from-shard-0")]
+    #[serde(default)]
+    catalog_from_shard_0: bool,
 }
 
 impl Settings {
@@ -588,6 +597,7 @@ impl Settings {
             segment_size_bytes: self.segment_size_bytes.or(file.segment_size_bytes),
             flush_interval_ms: self.flush_interval_ms.or(file.flush_interval_ms),
             accept_log_damage: self.accept_log_damage || file.accept_log_damage,
+            catalog_from_shard_0: self.catalog_from_shard_0 || file.catalog_from_shard_0,
         }
     }
 
@@ -609,6 +619,7 @@ impl Settings {
             limits,
             store,
             log: self.log.unwrap_or_else(|| LOG_DEFAULT.to_string()),
+            catalog_from_shard_0: self.catalog_from_shard_0,
         })
     }
 

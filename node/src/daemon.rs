@@ -88,6 +88,8 @@ pub fn run(config: NodeConfig, on_ready: impl FnOnce(&Ready)) -> Result<(), Node
             "raised the soft RLIMIT_NOFILE for max_connections"
         );
     }
+    crate::catalog_check::check(&config.data_dir, shards, config.catalog_from_shard_0)
+        .map_err(NodeError::Catalogs)?;
     // Read before any shard pins itself: the process's CPU mask (taskset, cgroups).
     let cpus = crate::cpus::allowed();
     let shutdown = Shutdown::new(shards);

@@ -89,6 +89,8 @@ pub enum NodeError {
     Signals(std::io::Error),
     #[error("{0}")]
     FileDescriptors(String),
+    #[error("{0}")]
+    Catalogs(String),
 }
 
 #[cfg(test)]

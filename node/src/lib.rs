@@ -10,6 +10,7 @@
 
 pub mod budget;
 pub mod buffers;
+pub mod catalog_check;
 pub mod cli;
 pub mod config;
 pub mod connection;
