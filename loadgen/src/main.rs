@@ -179,14 +179,17 @@ fn run(args: &Args) -> Result<bool, String> {
 }
 
 fn print_verify(v: &ringstore_loadgen::verify::VerifyReport) {
+    let errors: Vec<String> = v.errors.iter().map(|(code, n)| format!("{code}:{n}")).collect();
     println!(
-        "verify: checked {} ok {} lost {} stale {} foreign {} newer {} -> {}",
+        "verify: checked {} ok {} lost {} stale {} foreign {} newer {} errors {} [{}] -> {}",
         v.checked,
         v.ok,
         v.lost,
         v.stale,
         v.foreign,
         v.newer,
+        v.errored(),
+        errors.join(" "),
         if v.passed() { "PASSED" } else { "FAILED" }
     );
 }
@@ -293,6 +296,7 @@ fn plan(args: &Args) -> Result<Plan, String> {
             },
             scan_length_max: args.scan_length_max.max(1),
             verify: args.verify,
+            ack_log: None,
         },
         spec: RunSpec {
             threads: args.threads,

@@ -71,6 +71,13 @@ pub fn bench(target: &Target, plan: &Plan, label: &str) -> Result<Finished, Stri
     let topology = client.topology().clone();
     let precompute = plan.spec.items + plan.spec.ops.unwrap_or(0).min(plan.spec.items);
     let ks = Arc::new(KeySpace::new(schema, &topology, plan.key_size, precompute)?);
+    // Verify mode streams every acknowledged write to the log as it arrives, so a run cut short
+    // by a crash of the node (or of this tool) leaves the writes acknowledged before it.
+    let mut plan = plan.clone();
+    if let (true, Some(path)) = (plan.workload.verify, &plan.write_log) {
+        plan.workload.ack_log = Some(verify::AckLogFile::create(path, plan.key_size)?);
+    }
+    let plan = &plan;
     let mut writes = verify::WriteLog::default();
     if plan.load {
         writes = load(target, &topology, &ks, plan)?.writes;
@@ -79,9 +86,6 @@ pub fn bench(target: &Target, plan: &Plan, label: &str) -> Result<Finished, Stri
     outcome.result.server_cpu_seconds = cpu;
     let verify = if plan.workload.verify {
         writes.merge(std::mem::take(&mut outcome.writes));
-        if let Some(path) = &plan.write_log {
-            writes.save(path, plan.key_size)?;
-        }
         Some(verify::read_back(&mut client, &ks, &writes)?)
     } else {
         None

@@ -8,9 +8,11 @@
 //! wrote for this key: corrupt or never written), and `newer` (a write that was sent but whose
 //! acknowledgement did not arrive landed on top: allowed, counted for information).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use ahash::RandomState;
 use ringstore_net::response::decode_get;
@@ -61,24 +63,39 @@ pub fn parse_write_ack(body: &[u8]) -> Option<(u64, u64)> {
     Some((word(1), word(9)))
 }
 
-/// The newest acknowledged write per key.
-#[derive(Debug, Default, Clone)]
+/// The newest acknowledged write per key; with a [`AckSink`], each acknowledgement is also
+/// appended to the `--write-log` file as it arrives.
+#[derive(Debug, Default)]
 pub struct WriteLog {
     newest: HashMap<u64, (u64, u64), RandomState>,
+    sink: Option<AckSink>,
 }
 
 impl WriteLog {
+    /// A log that also streams every acknowledgement to `file`.
+    pub fn streaming(file: Arc<AckLogFile>) -> WriteLog {
+        WriteLog { sink: Some(AckSink::new(file)), ..WriteLog::default() }
+    }
+
     /// Write `write_id` to `key_no` was acknowledged with row token `token`.
     pub fn acked(&mut self, key_no: u64, token: u64, write_id: u64) {
+        self.keep(key_no, token, write_id);
+        if let Some(sink) = &mut self.sink {
+            sink.line(key_no, token, write_id);
+        }
+    }
+
+    fn keep(&mut self, key_no: u64, token: u64, write_id: u64) {
         let e = self.newest.entry(key_no).or_insert((token, write_id));
         if token > e.0 {
             *e = (token, write_id);
         }
     }
 
+    /// Adds `other`'s acknowledgements (already streamed by `other`, if it streams).
     pub fn merge(&mut self, other: WriteLog) {
-        for (k, (t, w)) in other.newest {
-            self.acked(k, t, w);
+        for (&k, &(t, w)) in &other.newest {
+            self.keep(k, t, w);
         }
     }
 
@@ -93,6 +110,83 @@ impl WriteLog {
 
 /// First line of a write-log file; the key-size spec follows it on the same line.
 pub const WRITE_LOG_HEADER: &str = "ringstore-load write log v1 key-size";
+
+/// A worker appends its buffered acknowledgement lines to the file once they reach this size...
+pub const ACK_LOG_FLUSH_BYTES: usize = 64 * 1024;
+/// ...or once the oldest has waited this long, so a crash of the node (or of this tool) leaves
+/// at most this much of the acknowledgements unlogged.
+pub const ACK_LOG_FLUSH_INTERVAL: Duration = Duration::from_millis(50);
+
+/// The `--write-log` file, shared by every worker: created with its header at the start of the
+/// run; each worker appends whole lines with one `write` call (O_APPEND, under a lock).
+#[derive(Debug)]
+pub struct AckLogFile {
+    path: PathBuf,
+    file: Mutex<std::fs::File>,
+}
+
+impl AckLogFile {
+    /// Creates (truncates) `path` and writes the header naming `key_size`.
+    pub fn create(path: &Path, key_size: SizeSpec) -> Result<Arc<AckLogFile>, String> {
+        let err = |e: std::io::Error| format!("write log {}: {e}", path.display());
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(path)
+            .map_err(err)?;
+        writeln!(file, "{WRITE_LOG_HEADER} {key_size}").map_err(err)?;
+        // Appends from here on, so whole lines from several workers never overlap.
+        let file = std::fs::OpenOptions::new().append(true).open(path).map_err(err)?;
+        Ok(Arc::new(AckLogFile { path: path.to_owned(), file: Mutex::new(file) }))
+    }
+
+    fn append(&self, bytes: &[u8]) {
+        let mut file = self.file.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Err(e) = file.write_all(bytes) {
+            // The run goes on; the check reads what was logged.
+            eprintln!("ringstore-load: write log {}: {e}", self.path.display());
+        }
+    }
+}
+
+/// One worker's buffer of acknowledgement lines for the shared file; flushed by size, by age
+/// and when dropped (the end of the run, or a run that ends in an error).
+#[derive(Debug)]
+struct AckSink {
+    file: Arc<AckLogFile>,
+    buf: Vec<u8>,
+    oldest: Option<Instant>,
+}
+
+impl AckSink {
+    fn new(file: Arc<AckLogFile>) -> AckSink {
+        AckSink { file, buf: Vec::with_capacity(ACK_LOG_FLUSH_BYTES), oldest: None }
+    }
+
+    fn line(&mut self, key_no: u64, token: u64, write_id: u64) {
+        let now = Instant::now();
+        let oldest = *self.oldest.get_or_insert(now);
+        let _ = writeln!(self.buf, "{key_no} {token} {write_id}");
+        if self.buf.len() >= ACK_LOG_FLUSH_BYTES || now - oldest >= ACK_LOG_FLUSH_INTERVAL {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if !self.buf.is_empty() {
+            self.file.append(&self.buf);
+            self.buf.clear();
+        }
+        self.oldest = None;
+    }
+}
+
+impl Drop for AckSink {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
 
 impl WriteLog {
     /// Saves the log as text: a header naming the key-size spec (keys are rebuilt from their
@@ -109,10 +203,17 @@ impl WriteLog {
         out.flush().map_err(err)
     }
 
-    /// Reads a log written by [`WriteLog::save`] and the key-size spec it was written with.
+    /// Reads a log written by [`WriteLog::save`] or streamed through an [`AckLogFile`] (a key
+    /// may have several lines; the highest token wins), and the key-size spec it was written
+    /// with. A last line without its newline was cut by a crash while being written and is
+    /// skipped.
     pub fn load(path: &Path) -> Result<(WriteLog, SizeSpec), String> {
-        let text = std::fs::read_to_string(path)
+        let mut text = std::fs::read_to_string(path)
             .map_err(|e| format!("write log {}: {e}", path.display()))?;
+        if !text.ends_with('\n') {
+            let complete = text.rfind('\n').map_or(0, |i| i + 1);
+            text.truncate(complete);
+        }
         let mut lines = text.lines();
         let bad = |n: usize, what: &str| format!("write log {} line {n}: {what}", path.display());
         let header = lines.next().unwrap_or_default();
@@ -126,7 +227,7 @@ impl WriteLog {
             let [k, token, wid] = n[..] else {
                 return Err(bad(i + 2, "expected three numbers: key, token, write id"));
             };
-            log.acked(k, token, wid);
+            log.keep(k, token, wid);
         }
         Ok((log, key_size))
     }
@@ -141,11 +242,19 @@ pub struct VerifyReport {
     pub stale: u64,
     pub foreign: u64,
     pub newer: u64,
+    /// Keys whose read was answered with an error, by status code (614: a damaged record):
+    /// counted, and the check goes on with the next key.
+    pub errors: BTreeMap<u16, u64>,
 }
 
 impl VerifyReport {
     pub fn passed(&self) -> bool {
-        self.lost == 0 && self.stale == 0 && self.foreign == 0
+        self.lost == 0 && self.stale == 0 && self.foreign == 0 && self.errors.is_empty()
+    }
+
+    /// Keys answered with an error, all codes together.
+    pub fn errored(&self) -> u64 {
+        self.errors.values().sum()
     }
 }
 
@@ -178,11 +287,12 @@ pub fn read_back(
                 ids.push(conn.send_request(&req, Durability::Sync).map_err(|e| e.to_string())?);
             }
             for (&(k, token, wid), &id) in chunk.iter().zip(&ids) {
-                let reply = conn
-                    .recv_id(id)
-                    .map_err(|e| e.to_string())?
-                    .into_result()
-                    .map_err(|e| e.to_string())?;
+                let reply = conn.recv_id(id).map_err(|e| e.to_string())?;
+                if reply.status != 0 {
+                    report.checked += 1;
+                    *report.errors.entry(reply.status).or_default() += 1;
+                    continue;
+                }
                 let (columns, row) =
                     decode_get(&reply.body).map_err(|e| format!("read back key {k}: {e}"))?;
                 let v = columns.iter().position(|c| c == VALUE_FIELD);
@@ -280,6 +390,30 @@ mod tests {
         assert!(WriteLog::load(&path).unwrap_err().contains("line 2"));
     }
 
+    /// Several workers stream to one file; lines of a key may repeat (the highest token wins)
+    /// and a last line cut by a crash is skipped.
+    #[test]
+    fn streamed_logs_load_with_repeats_and_a_torn_last_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.log");
+        let file = AckLogFile::create(&path, "16".parse().unwrap()).unwrap();
+        let (mut a, mut b) = (WriteLog::streaming(file.clone()), WriteLog::streaming(file));
+        a.acked(1, 10, 100);
+        b.acked(2, 20, 200);
+        a.acked(1, 11, 101);
+        let mut merged = WriteLog::default();
+        merged.merge(a);
+        merged.merge(b);
+        let (back, _) = WriteLog::load(&path).unwrap();
+        assert_eq!(back.newest, merged.newest);
+        assert_eq!(back.newest.get(&1), Some(&(11, 101)));
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("3 30");
+        std::fs::write(&path, &text).unwrap();
+        let (back, _) = WriteLog::load(&path).unwrap();
+        assert_eq!(back.len(), 2, "the torn line is skipped");
+    }
+
     #[test]
     fn findings_are_classified() {
         let mut r = VerifyReport::default();
@@ -291,7 +425,16 @@ mod tests {
         classify(&mut r, 3, 10, 42, found(9, &v));
         classify(&mut r, 3, 10, 41, found(11, &v));
         classify(&mut r, 3, 10, 42, Some((10, Some(Value::Binary(vec![1; 32])))));
-        assert_eq!(r, VerifyReport { checked: 5, ok: 1, lost: 1, stale: 1, foreign: 1, newer: 1 });
+        let want = VerifyReport {
+            checked: 5,
+            ok: 1,
+            lost: 1,
+            stale: 1,
+            foreign: 1,
+            newer: 1,
+            ..Default::default()
+        };
+        assert_eq!(r, want);
         assert!(!r.passed());
     }
 }

@@ -46,6 +46,8 @@ pub struct Workload {
     pub scan_length_max: u32,
     /// Record acknowledged writes for a read-back.
     pub verify: bool,
+    /// With `verify`: stream each acknowledged write to this `--write-log` file as it arrives.
+    pub ack_log: Option<std::sync::Arc<crate::verify::AckLogFile>>,
 }
 
 /// How a run paces its clients.

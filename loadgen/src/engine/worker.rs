@@ -117,6 +117,10 @@ impl Worker {
             shared.keyspace.shards(),
             shared.keyspace.partition_count(),
         );
+        let writes = match (&shared.workload.ack_log, shared.workload.verify) {
+            (Some(file), true) => WriteLog::streaming(file.clone()),
+            _ => WriteLog::default(),
+        };
         Ok(Worker {
             shared,
             poll,
@@ -125,7 +129,7 @@ impl Worker {
             clients,
             scratch: Scratch::default(),
             recorder,
-            writes: WriteLog::default(),
+            writes,
             stopping: false,
             done_buf: Vec::new(),
             in_flight: 0,

@@ -87,7 +87,10 @@ pub fn run(r: &RunResult) -> Value {
 pub fn verify(v: &VerifyReport) -> Value {
     json!({
         "checked": v.checked, "ok": v.ok, "lost": v.lost, "stale": v.stale,
-        "foreign": v.foreign, "newer": v.newer, "passed": v.passed(),
+        "foreign": v.foreign, "newer": v.newer,
+        "errors": v.errors.iter().map(|(code, n)| (code.to_string(), json!(n)))
+            .collect::<serde_json::Map<String, Value>>(),
+        "passed": v.passed(),
     })
 }
 
