@@ -10,7 +10,7 @@ node_ready_addr() {
         kill -0 "$pid" 2>/dev/null || die "ringstore-node exited; see $log"
         sleep 0.05
     done
-    addr=$(sed -n 's/.*ready listen=\([^ ]*\).*/\1/p' "$log")
+    addr=$(sed -n 's/.*ready listen=\([^ ]*\).*/\1/p' "$log" | head -n 1)
     [[ -n $addr ]] || die "ringstore-node did not print its ready line; see $log"
     echo "$addr"
 }

@@ -180,6 +180,16 @@ async fn open_segment<D: Disk>(
             return Ok(None);
         }
         let HeaderProblem::Damaged(what) = problem else { unreachable!("returned above") };
+        let holds_data =
+            holds_records(&file, id, size).await.map_err(|e| Error::io("read", &path, e))?;
+        if !holds_data {
+            // A header write that power loss garbled, in a segment nothing was written to yet
+            // (records follow only once the header is durable): a crash leftover, like the above.
+            tracing::warn!(segment = id, %what,
+                "removing a segment with a damaged header and no records, left by a crash during creation");
+            disk.remove(&path).await.map_err(|e| Error::io("remove", &path, e))?;
+            return Ok(None);
+        }
         tracing::error!(segment = id, %what, "segment header damaged; its records are checked one by one");
         report.corrupt.push(CorruptionReport {
             segment: id,
@@ -198,6 +208,18 @@ async fn open_segment<D: Disk>(
             .map_err(|e| Error::io("read", &path, e))?;
     }
     Ok(Some(SegmentInfo::new(Some(std::rc::Rc::new(file)), align_up(end, DMA_ALIGN_BYTES), true)))
+}
+
+/// Whether anything after the header of segment `id` reads as a record (intact, or with a
+/// damaged value, or damage followed by valid data); a torn tail alone does not count.
+async fn holds_records<F: DiskFile>(file: &F, id: u32, size: u64) -> std::io::Result<bool> {
+    let mut scanner = SegmentScanner::new(file, id, SEGMENT_HEADER_BYTES, size);
+    while let Some(item) = scanner.next().await? {
+        if !matches!(item, ScanItem::TornTail { .. }) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 async fn replay_segment<F: DiskFile>(

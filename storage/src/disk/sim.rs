@@ -8,7 +8,9 @@
 //!   write that completes while the flush is in flight stays unsynced, as on a real device.
 //! - **Power loss** ([`SimDisk::crash`]). Every unsynced write of a file is kept or lost by a
 //!   seeded coin flip, independently of the others (page-cache writeback does not preserve order),
-//!   and the last kept one may be torn: only a prefix of its bytes, from none to all of them, lands.
+//!   and the last kept one may be torn: only a prefix of its bytes, from none to all of them, lands,
+//!   and after a torn prefix the sectors being written may hold garbage (random bytes, for a
+//!   random length up to the rest of the write).
 //!   [`SimDisk::crash_losing_all_unsynced`] is the deterministic worst case.
 //! - **Namespace durability.** Creations, renames and removals change the visible namespace at
 //!   once but become durable only when `sync_dir` is called on the parent directory. On a crash,
@@ -32,8 +34,9 @@
 //!
 //! - Any ordering between files beyond their independence: a crash may keep a later write to one
 //!   file and lose an earlier write to another, and nothing stronger is promised either way.
-//! - Silent corruption: no bit rot, misdirected or phantom writes, and torn writes contain only old
-//!   or new bytes, never garbage. Tests that want corruption call [`SimDisk::set_file_bytes`].
+//! - Silent corruption on its own: no bit rot and no phantom writes. Tests that want corruption
+//!   call [`SimDisk::set_file_bytes`], and [`SimDisk::misdirect_next_write`] puts the next write
+//!   at another offset of its file while reporting success.
 //! - Directory durability: `create_dir_all` is durable at once, and directories are never removed.
 //! - Space, permissions, latency and timing: a disk never fills (files are capped at
 //!   [`SIM_FILE_BYTES_MAX`] only so a wild offset cannot exhaust memory), and nothing takes time.
@@ -179,6 +182,8 @@ struct State {
     rng: StdRng,
     faults_per_million: [u32; 3],
     fail_next: [bool; 3],
+    /// The next write lands this many bytes away from where it was aimed (a misdirected write).
+    misdirect_next: Option<i64>,
     epoch: u64,
     next_id: FileId,
     files: BTreeMap<FileId, FileData>,
@@ -271,6 +276,7 @@ impl State {
                 config.fsync_error_per_million,
             ],
             fail_next: [false; 3],
+            misdirect_next: None,
             epoch: 0,
             next_id: 0,
             files: BTreeMap::new(),
@@ -441,6 +447,11 @@ impl State {
 
     fn write(&mut self, id: FileId, epoch: u64, pos: u64, bytes: Vec<u8>) -> io::Result<()> {
         self.live_file(id, epoch)?;
+        let pos = match self.misdirect_next.take() {
+            // The device reports success for a write it put elsewhere in the file.
+            Some(shift) => pos.saturating_add_signed(shift),
+            None => pos,
+        };
         let pos = check_write(pos, bytes.len())?;
         self.inject(SimOp::Write)?;
         let file = self.live_file(id, epoch)?;
@@ -581,7 +592,9 @@ impl State {
 }
 
 /// The bytes a reboot finds in `file`: its durable bytes plus a random subset of its unsynced
-/// writes, in order, the last of which may be torn to a prefix of any length.
+/// writes, in order, the last of which may be torn to a prefix of any length; half of the torn
+/// ones are also garbled: a random-length run of random bytes follows the prefix that landed
+/// (a device that lost power mid-transfer can leave anything in the sectors it was writing).
 fn reboot_bytes(file: &mut FileData, rng: &mut StdRng) -> Vec<u8> {
     let mut bytes = std::mem::take(&mut file.durable);
     let kept: Vec<PendingWrite> = file.pending.drain(..).filter(|_| rng.gen_bool(0.5)).collect();
@@ -591,9 +604,14 @@ fn reboot_bytes(file: &mut FileData, rng: &mut StdRng) -> Vec<u8> {
     for write in earlier {
         apply_write(&mut bytes, write.pos, &write.bytes);
     }
-    let landed =
-        if rng.gen_bool(0.5) { rng.gen_range(0..=last.bytes.len()) } else { last.bytes.len() };
+    let torn = rng.gen_bool(0.5);
+    let landed = if torn { rng.gen_range(0..=last.bytes.len()) } else { last.bytes.len() };
     apply_write(&mut bytes, last.pos, &last.bytes[..landed]);
+    if torn && rng.gen_bool(0.5) {
+        let garbage_len = rng.gen_range(0..=last.bytes.len() - landed);
+        let garbage: Vec<u8> = (0..garbage_len).map(|_| rng.gen()).collect();
+        apply_write(&mut bytes, last.pos + landed, &garbage);
+    }
     bytes
 }
 
@@ -621,6 +639,12 @@ impl SimDisk {
     ) {
         self.state.borrow_mut().faults_per_million =
             [read_per_million, write_per_million, fsync_per_million];
+    }
+
+    /// Makes the next write (to any file) land `shift` bytes away from its position, while
+    /// reporting success: a misdirected write. `shift` should keep the O_DIRECT alignment.
+    pub fn misdirect_next_write(&self, shift: i64) {
+        self.state.borrow_mut().misdirect_next = Some(shift);
     }
 
     /// Makes the next operation of kind `op` fail once, whatever the probabilities say.
@@ -805,15 +829,17 @@ mod tests {
         kept: usize,
         lost: usize,
         torn: usize,
+        garbled: usize,
     }
 
-    /// Classifies each block after a crash: all new bytes, all old (zero) bytes, or a new prefix.
+    /// Classifies each block after a crash: all new bytes, all old (zero) bytes, a new prefix,
+    /// or a new prefix followed by garbage (other bytes, then zeros).
     fn classify(bytes: &[u8], outcomes: &mut Outcomes) {
         for (index, block) in bytes.chunks(BLOCK).enumerate() {
             let fill = index as u8 + 1;
             let prefix = block.iter().take_while(|&&b| b == fill).count();
-            assert!(block[prefix..].iter().all(|&b| b == 0), "block {index} holds garbage");
             match prefix {
+                _ if block[prefix..].iter().any(|&b| b != 0) => outcomes.garbled += 1,
                 0 => outcomes.lost += 1,
                 p if p == BLOCK => outcomes.kept += 1,
                 _ => outcomes.torn += 1,
@@ -876,6 +902,23 @@ mod tests {
         })
     }
 
+    #[test]
+    fn a_misdirected_write_lands_elsewhere_and_reports_success() -> io::Result<()> {
+        block_on(async {
+            let disk = disk_with_dir(5).await?;
+            let file = disk.create(&path("m")).await?;
+            file.write_at(file.alloc_buf(BLOCK * 3), 0).await?;
+            disk.misdirect_next_write(2 * DMA_ALIGN_BYTES as i64);
+            write_block(&file, 0, 9).await?;
+            write_block(&file, 1, 8).await?;
+            let bytes = disk.file_bytes(&path("m")).expect("file");
+            assert_eq!(&bytes[..BLOCK], &[0; BLOCK][..], "block 0 never got its write");
+            assert_eq!(&bytes[BLOCK..2 * BLOCK], &[8; BLOCK][..], "only the next write is moved");
+            assert_eq!(&bytes[2 * BLOCK..], &[9; BLOCK][..], "block 0's write landed on block 2");
+            Ok(())
+        })
+    }
+
     /// Runs one scenario with unsynced writes and namespace changes, crashes, and returns what a
     /// reboot sees.
     fn crash_scenario(seed: u64) -> io::Result<(Vec<PathBuf>, Vec<u8>)> {
@@ -900,6 +943,7 @@ mod tests {
             names_seen.insert(names);
         }
         assert!(outcomes.kept > 0 && outcomes.lost > 0 && outcomes.torn > 0, "{outcomes:?}");
+        assert!(outcomes.garbled > 0, "{outcomes:?}");
         assert_eq!(names_seen.len(), 2, "the unsynced create both survives and vanishes");
         Ok(())
     }
