@@ -303,7 +303,9 @@ pub async fn load<D: Disk>(disk: &D, dir: &Path) -> Result<Option<Loaded>> {
     parse(&map).map(Some).map_err(|what| Error::CorruptFile { file: path, what })
 }
 
-fn parse(bytes: &[u8]) -> std::result::Result<Loaded, String> {
+/// Decodes and validates a checkpoint file's bytes (header, section checksums, the index);
+/// the error says what is wrong. Public for the fuzz targets (`tests/src/fuzz_targets.rs`).
+pub fn parse(bytes: &[u8]) -> std::result::Result<Loaded, String> {
     let (h, _) = CheckpointHeader::read_from_prefix(bytes)
         .map_err(|_| format!("only {} bytes", bytes.len()))?;
     if h.magic != CHECKPOINT_MAGIC

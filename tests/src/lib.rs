@@ -5,6 +5,8 @@
 //! [`Node`] is the harness: start, read the ready line, connect, stop with SIGTERM or SIGKILL,
 //! restart on the same directory. Every wait is bounded ([`START_TIMEOUT`], [`STOP_TIMEOUT`]).
 
+pub mod fuzz_targets;
+
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,96 @@
+//! The bodies of the fuzz targets, in one place: `fuzz/fuzz_targets/*.rs` (cargo-fuzz,
+//! coverage-guided, `tests/fuzz.sh`) and `tests/tests/fuzz_corpus.rs` (every checked-in corpus
+//! file plus seeded mutations, in `cargo test`) call exactly these functions. docs/FUZZING.md
+//! lists what each one checks.
+//!
+//! Every target takes arbitrary bytes and must not panic; where the format has an encoder, what
+//! decodes must encode back to what decodes again the same (a round trip).
+
+use ringstore_net::frame::{FrameHeader, HEADER_BYTES};
+use ringstore_net::{Opcode, Request, Writer};
+use ringstore_storage::constants::RECORD_HEADER_BYTES;
+use ringstore_storage::record;
+
+/// Body limits the frame header is checked against: none, a small one, the default.
+const FRAME_LIMITS: [u32; 3] = [0, 4096, 4 * 1024 * 1024];
+
+/// A target: arbitrary bytes in, a panic on failure.
+pub type Target = fn(&[u8]);
+
+/// Every target, by the name of its corpus directory and cargo-fuzz target.
+pub const TARGETS: &[(&str, Target)] = &[
+    ("frame_header", frame_header),
+    ("request_body", request_body),
+    ("ddl", ddl),
+    ("cli", cli),
+    ("record", record_bytes),
+    ("checkpoint", checkpoint),
+];
+
+/// A frame header: parsed against several body limits; one that passes encodes back to the same
+/// 32 bytes.
+pub fn frame_header(data: &[u8]) {
+    for limit in FRAME_LIMITS {
+        let Some(Ok(h)) = FrameHeader::parse(data, limit) else { continue };
+        let again = FrameHeader::new(h.opcode, h.flags, h.request_id, h.body_len, h.status);
+        assert_eq!(
+            zerocopy::IntoBytes::as_bytes(&again),
+            &data[..HEADER_BYTES],
+            "a valid header encodes back to its bytes"
+        );
+    }
+}
+
+/// A request body: the first byte picks the opcode, the rest is the body. A body that decodes
+/// encodes to bytes that decode and encode to the same bytes again (bytes, not values, are
+/// compared, so a NaN field compares equal to itself).
+pub fn request_body(data: &[u8]) {
+    let Some((&pick, body)) = data.split_first() else { return };
+    let opcode = Opcode::ALL[usize::from(pick) % Opcode::ALL.len()];
+    let Ok(req) = Request::decode(opcode, body) else { return };
+    let once = encode_request(&req);
+    let again = Request::decode(opcode, &once).expect("an encoded request decodes");
+    assert_eq!(encode_request(&again), once, "request round trip ({opcode:?})");
+}
+
+/// The body bytes of `req`.
+pub fn encode_request(req: &Request<'_>) -> Vec<u8> {
+    let mut w = Writer { buf: Vec::new() };
+    req.encode(&mut w);
+    w.buf
+}
+
+/// DDL text (SQL or the admin CLI script), as the node's DDL request carries it.
+pub fn ddl(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        let _ = ringstore_storage::ddl::parse(text);
+    }
+}
+
+/// A `ringstore-cli` script (statements and row operations).
+pub fn cli(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        let _ = ringstore_node::cli::statement::parse_script(text);
+    }
+}
+
+/// A log record as recovery and reads decode it. One that decodes encodes back to the same
+/// header, key and value bytes.
+pub fn record_bytes(data: &[u8]) {
+    if let Some(len) = record::header_and_key_len(data) {
+        if data.len() >= len {
+            let _ = record::decode_header(data);
+        }
+    }
+    let Ok(r) = record::decode(data) else { return };
+    let mut out = Vec::new();
+    record::encode(&mut out, &r.meta, r.key, r.value);
+    let used = RECORD_HEADER_BYTES + r.key.len() + r.value.len();
+    assert_eq!(&out[..used], &data[..used], "record round trip");
+}
+
+/// A checkpoint file as recovery reads it: header, sections and their checksums, the index
+/// rebuilt and validated.
+pub fn checkpoint(data: &[u8]) {
+    let _ = ringstore_storage::checkpoint::parse(data);
+}
