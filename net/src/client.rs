@@ -284,7 +284,9 @@ impl Client {
             None => &mut self.shared,
             Some(s) => &mut self.shards[s],
         };
-        if slot.as_ref().is_some_and(Connection::is_broken) {
+        // A connection the node closed while it sat idle (its idle timeout) is reopened here,
+        // before a request is sent on it.
+        if slot.as_ref().is_some_and(Connection::closed_while_quiet) {
             *slot = None;
         }
         match slot {

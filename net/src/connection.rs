@@ -206,6 +206,30 @@ impl Connection {
         self.broken.is_some()
     }
 
+    /// Whether the node closed this connection while it was quiet (nothing in flight, queued or
+    /// buffered): its idle timeout (`--idle-timeout-ms`) or a restart. One non-blocking peek
+    /// that consumes nothing; false while a request is outstanding, whose reply tells instead.
+    pub fn closed_while_quiet(&self) -> bool {
+        if self.broken.is_some() {
+            return true;
+        }
+        if self.in_flight() > 0 || !self.out.is_empty() || !self.reader.buffer().is_empty() {
+            return false;
+        }
+        let stream = self.reader.get_ref();
+        if stream.set_nonblocking(true).is_err() {
+            return false;
+        }
+        let closed = match stream.peek(&mut [0u8; 1]) {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(e) => e.kind() != io::ErrorKind::WouldBlock,
+        };
+        // A stream that cannot go back to blocking reads would break the next call: say closed,
+        // so that the caller opens a new one.
+        stream.set_nonblocking(false).is_err() || closed
+    }
+
     /// Queues a frame with this opcode, flags and body; returns its request id.
     pub fn send(&mut self, opcode: Opcode, flags: Flags, body: &[u8]) -> Result<u64> {
         self.usable()?;

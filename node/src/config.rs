@@ -76,8 +76,11 @@ pub const READ_TIMEOUT_MS_DEFAULT: u64 = 30_000;
 pub const READ_TIMEOUT_MS_MIN: u64 = 1;
 pub const READ_TIMEOUT_MS_MAX: u64 = 3_600_000;
 
-/// A connection without a request for this many milliseconds is closed; 0 means never.
-pub const IDLE_TIMEOUT_MS_DEFAULT: u64 = 0;
+/// A connection without a request for this many milliseconds is closed; 0 means never. Five
+/// minutes frees the slots of clients that vanished without a FIN (a crashed host) within
+/// minutes, so abandoned sockets cannot hold all of `max_connections` for long; the client
+/// library reopens a connection closed this way before its next request.
+pub const IDLE_TIMEOUT_MS_DEFAULT: u64 = 300_000;
 pub const IDLE_TIMEOUT_MS_MAX: u64 = 7 * 24 * 3_600_000;
 
 /// Capacity of each cross-shard channel (requests forwarded to the owning shard).

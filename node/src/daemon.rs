@@ -19,7 +19,6 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::atomic::AtomicUsize;
 use std::sync::{mpsc, Arc};
 
 use futures::channel::oneshot;
@@ -33,11 +32,12 @@ use ringstore_storage::SystemClock;
 use crate::budget::BufferBudget;
 use crate::buffers::BufPool;
 use crate::config::NodeConfig;
+use crate::connection_cap::ConnectionCap;
 use crate::durable_acks;
 use crate::error::NodeError;
 use crate::fd_limit;
 use crate::lock::DataDirLock;
-use crate::mesh::{MeshEnds, Peers};
+use crate::mesh::MeshEnds;
 use crate::ports;
 use crate::shard::{Counters, Shard};
 use crate::shutdown::Shutdown;
@@ -95,7 +95,7 @@ pub fn run(config: NodeConfig, on_ready: impl FnOnce(&Ready)) -> Result<(), Node
     let shutdown = Shutdown::new(shards);
     install_signals(shutdown.clone())?;
     let mut mesh = crate::mesh::channels(shards, config.limits.forward_queue);
-    let node_connections = Arc::new(AtomicUsize::new(0));
+    let node_connections = Arc::new(ConnectionCap::new(config.limits.connections_max));
     let (report_tx, report_rx) = mpsc::channel::<Report>();
     let mut ports_tx = Vec::with_capacity(shards);
     let mut handles = Vec::with_capacity(shards);
@@ -233,7 +233,7 @@ struct ShardStart {
     ports: oneshot::Receiver<Vec<u16>>,
     report: mpsc::Sender<Report>,
     shutdown: Arc<Shutdown>,
-    node_connections: Arc<AtomicUsize>,
+    node_connections: Arc<ConnectionCap>,
 }
 
 /// The directory of shard `id`'s store.
@@ -301,19 +301,8 @@ async fn serve_shard(start: ShardStart) -> Result<(), String> {
         shard_ports,
         partition_owners: (0..count.get()).map(|p| map.shard_of(p) as u16).collect(),
     };
-    // Both ends of a shared channel wait for each other to connect, so connect all of this
-    // shard's senders and receivers at once.
-    let connect_receivers = async {
-        let mut connected = Vec::new();
-        for rx in ends.receivers.into_iter().flatten() {
-            connected.push(rx.connect().await);
-        }
-        connected
-    };
-    let (peers, receivers) = futures::join!(
-        Peers::connect(ends.senders, config.limits.forward_queue),
-        connect_receivers
-    );
+    // Both ends of a shared channel wait for each other to connect (`mesh_setup.rs`).
+    let (peers, receivers) = crate::mesh::connect(ends, config.limits.forward_queue).await;
     let shard = Rc::new(Shard {
         id,
         tables,

@@ -13,11 +13,14 @@
 //! wakers work across threads.
 
 use futures::channel::oneshot;
-use glommio::channels::shared_channel::{self, ConnectedSender, SharedReceiver, SharedSender};
+use glommio::channels::shared_channel::{
+    self, ConnectedReceiver, ConnectedSender, SharedReceiver, SharedSender,
+};
 use ringstore_net::{ErrorReply, Header, ShardStats};
 use ringstore_storage::table::{Outcome, RowPage};
 
 use crate::error::RequestError;
+use crate::mesh_setup;
 
 /// A message from one shard to another.
 #[derive(Debug)]
@@ -38,33 +41,20 @@ pub enum ShardMsg {
     },
 }
 
-/// The channel ends one shard starts with: a sender to and a receiver from every other shard
-/// (None at its own index).
-#[derive(Debug)]
-pub struct MeshEnds {
-    pub senders: Vec<Option<SharedSender<ShardMsg>>>,
-    pub receivers: Vec<Option<SharedReceiver<ShardMsg>>>,
-}
+/// The channel ends one shard starts with ([`crate::mesh_setup`] wires and connects them).
+pub type MeshEnds = mesh_setup::MeshEnds<SharedSender<ShardMsg>, SharedReceiver<ShardMsg>>;
 
 /// Creates the channels of a full mesh of `shards` shards, `capacity` messages each, and hands
 /// out each shard's ends (index = shard number).
 pub fn channels(shards: usize, capacity: usize) -> Vec<MeshEnds> {
-    let mut ends: Vec<MeshEnds> = (0..shards)
-        .map(|_| MeshEnds {
-            senders: (0..shards).map(|_| None).collect(),
-            receivers: (0..shards).map(|_| None).collect(),
-        })
-        .collect();
-    for from in 0..shards {
-        for to in 0..shards {
-            if from != to {
-                let (tx, rx) = shared_channel::new_bounded(capacity);
-                ends[from].senders[to] = Some(tx);
-                ends[to].receivers[from] = Some(rx);
-            }
-        }
-    }
-    ends
+    mesh_setup::full_mesh(shards, || shared_channel::new_bounded(capacity))
+}
+
+/// Connects a shard's ends (runs on the shard's executor): its peers and its receivers.
+pub async fn connect(ends: MeshEnds, capacity: usize) -> (Peers, Vec<ConnectedReceiver<ShardMsg>>) {
+    let (senders, receivers) =
+        mesh_setup::connect_all(ends, SharedSender::connect, SharedReceiver::connect).await;
+    (Peers { senders, capacity }, receivers.into_iter().flatten().collect())
 }
 
 /// A shard's connected senders, by shard number.
@@ -75,18 +65,6 @@ pub struct Peers {
 }
 
 impl Peers {
-    /// Connects this shard's senders (runs on the shard's executor).
-    pub async fn connect(senders: Vec<Option<SharedSender<ShardMsg>>>, capacity: usize) -> Peers {
-        let mut connected = Vec::with_capacity(senders.len());
-        for s in senders {
-            connected.push(match s {
-                Some(s) => Some(s.connect().await),
-                None => None,
-            });
-        }
-        Peers { senders: connected, capacity }
-    }
-
     /// Queues a message for `shard` without waiting: BUSY if its channel is full.
     pub fn try_send(&self, shard: usize, msg: ShardMsg) -> Result<(), RequestError> {
         let sender = self

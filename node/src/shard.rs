@@ -4,7 +4,6 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use glommio::sync::Semaphore;
@@ -14,6 +13,7 @@ use ringstore_storage::table::{PartitionCount, PartitionMap, PutScratch, TableSt
 use crate::budget::BufferBudget;
 use crate::buffers::BufPool;
 use crate::config::Limits;
+use crate::connection_cap::ConnectionCap;
 use crate::durable_acks::DurableAcks;
 use crate::error::RequestError;
 use crate::mesh::Peers;
@@ -36,7 +36,7 @@ pub struct Shard {
     /// Woken when a connection closes (shutdown waits for the last one).
     pub connection_closed: event_listener::Event,
     /// Open connections on the whole node (the connection cap).
-    pub node_connections: Arc<AtomicUsize>,
+    pub node_connections: Arc<ConnectionCap>,
     pub shutdown: Arc<Shutdown>,
     /// Shard 0 orders DDL: one statement text at a time, applied on every shard.
     pub ddl_lock: Semaphore,
@@ -68,11 +68,8 @@ impl Shard {
 
     /// Takes a node-wide connection slot, or refuses past the cap.
     pub fn admit_connection(&self) -> Result<ConnectionSlot<'_>, RequestError> {
-        let limit = self.limits.connections_max;
-        let before = self.node_connections.fetch_add(1, Ordering::SeqCst);
-        if before >= limit {
-            self.node_connections.fetch_sub(1, Ordering::SeqCst);
-            return Err(RequestError::TooManyConnections { limit });
+        if !self.node_connections.try_take() {
+            return Err(RequestError::TooManyConnections { limit: self.node_connections.limit() });
         }
         self.connections.set(self.connections.get() + 1);
         Ok(ConnectionSlot { shard: self })
@@ -218,7 +215,7 @@ pub struct ConnectionSlot<'a> {
 
 impl Drop for ConnectionSlot<'_> {
     fn drop(&mut self) {
-        self.shard.node_connections.fetch_sub(1, Ordering::SeqCst);
+        self.shard.node_connections.give();
         self.shard.connections.set(self.shard.connections.get() - 1);
         self.shard.connection_closed.notify(usize::MAX);
     }

@@ -13,7 +13,6 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::rc::Rc;
-use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 use glommio::{LocalExecutorBuilder, Placement};
@@ -22,8 +21,9 @@ use ringstore_net::request::{durability_flags, Request, WriteBody, WriteOptions}
 use ringstore_net::{FieldsBuf, Header, Opcode, ValueRef, Writer};
 use ringstore_node::buffers::BufPool;
 use ringstore_node::config::Limits;
+use ringstore_node::connection_cap::ConnectionCap;
 use ringstore_node::inline::{self, Inline};
-use ringstore_node::mesh::Peers;
+use ringstore_node::mesh;
 use ringstore_node::shard::{Counters, Shard};
 use ringstore_node::shutdown::Shutdown;
 use ringstore_storage::disk::dma::DmaDisk;
@@ -107,12 +107,12 @@ async fn shard(dir: &std::path::Path) -> Rc<Shard> {
         map,
         topology,
         limits: Limits::default(),
-        peers: Peers::connect(vec![None], 16).await,
+        peers: mesh::connect(mesh::channels(1, 16).remove(0), 16).await.0,
         counters: Counters::default(),
         inflight: Default::default(),
         connections: Default::default(),
         connection_closed: event_listener::Event::new(),
-        node_connections: Arc::new(AtomicUsize::new(0)),
+        node_connections: Arc::new(ConnectionCap::new(Limits::default().connections_max)),
         shutdown: Shutdown::new(1),
         ddl_lock: glommio::sync::Semaphore::new(1),
         buffers: BufPool::default(),

@@ -535,3 +535,34 @@ fn frame_dribbled_slower_than_the_read_timeout_is_closed() {
     let status = node.terminate();
     assert!(status.success(), "{status}");
 }
+
+/// The node closes a connection idle past `--idle-timeout-ms`, and the client library notices
+/// before its next request and reopens it, so the CLI's and the load tool's control connections
+/// (both `Client`s) survive the non-zero default idle timeout. Before the client checked, its
+/// first call after the close failed.
+#[test]
+fn a_connection_closed_for_idleness_is_reopened_by_the_client() {
+    let (_dir, data) = data_dir();
+    let node = Node::start(&data, &["--idle-timeout-ms", "200"]);
+    let mut c = node.client();
+    c.ping().expect("first ping");
+    let mut probe = connect(node.addr());
+    ping(&mut probe);
+    // Wait (bounded) until the node holds no connection but the one asking: the client's and
+    // the probe's were closed for idleness.
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        let open = stat_sum(&node.client().stats().expect("stats"), "connections");
+        if open == 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{open} connections still open after {TIMEOUT:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(probe.closed_while_quiet(), "the closed connection is seen as closed");
+    c.ping().expect("the client reopens the connection the node closed");
+    c.ddl(KV_DDL).expect("DDL on the reopened connection");
+    assert_eq!(c.get("kv", &kv_key(1)).expect("a read on a shard connection"), None);
+    let status = node.terminate();
+    assert!(status.success(), "{status}");
+}
