@@ -88,6 +88,7 @@ const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
     ("index_keys", Gauge, "Live keys in the shard's index."),
     ("index_bytes", Gauge, "Bytes of the shard's in-memory index, exactly accounted."),
     ("index_key_bytes", Gauge, "Bytes of the live keys themselves."),
+    ("dead_map_bytes", Gauge, "Bytes of the maps of records later writes replaced, kept per segment for compaction."),
     ("cache_hits", Counter, "Reads the record cache answered."),
     ("cache_misses", Counter, "Reads the record cache could not answer."),
     ("cache_bytes", Gauge, "Bytes the record cache holds."),

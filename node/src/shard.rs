@@ -110,6 +110,7 @@ impl Shard {
         push("index_keys", s.keys);
         push("index_bytes", s.index_bytes);
         push("index_key_bytes", s.index_key_bytes);
+        push("dead_map_bytes", s.dead_map_bytes);
         push("cache_hits", s.cache.hits);
         push("cache_misses", s.cache.misses);
         push("cache_bytes", s.cache.used_bytes);

@@ -3,11 +3,67 @@
 //! Live bytes are the padded lengths of the records the index points at. Everything else in a
 //! segment (overwritten and deleted records, tombstones, flush padding) is garbage, and the
 //! garbage ratio of a sealed segment decides when compaction rewrites it.
+//!
+//! Each segment also keeps [`DeadRecords`]: the records a later write replaced or deleted since
+//! the store opened, one bit per [`DEAD_MAP_UNIT_BYTES`] of the segment. Compaction drops a
+//! marked record without asking the index whether it is live, which under an overwrite load is
+//! most of the records it reads (see `compaction::move_if_live`).
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use crate::constants::{SEGMENT_HEADER_BYTES, SEGMENT_ID_MAX};
+use crate::constants::{RECORD_HEADER_BYTES, SEGMENT_HEADER_BYTES, SEGMENT_ID_MAX};
+
+/// One bit of a segment's [`DeadRecords`] covers this many bytes of the segment: at most 256 KiB
+/// (+ one 8 KiB growth step) of bits for a 64 MiB segment, 1/256 of the log, allocated as dead
+/// records appear.
+pub const DEAD_MAP_UNIT_BYTES: u64 = 32;
+
+/// A map grows by this many 64-bit words (8 KiB) at a time.
+const DEAD_MAP_GROWTH_WORDS: usize = 1024;
+
+// Every record is longer than a unit (a header alone is longer), so no two records share a bit.
+const _: () = assert!(RECORD_HEADER_BYTES as u64 > DEAD_MAP_UNIT_BYTES);
+
+/// The records of one segment known to be garbage: replaced or deleted by a later write since
+/// the store opened (or since a resume rebuilt its state). A set bit is a fact, never a guess:
+/// a location that lost its key's index entry never gets it back, and a segment id that is
+/// reused starts with a new map. A clear bit says nothing (records that died before the store
+/// opened are not marked), so compaction asks the index about those.
+#[derive(Debug, Default)]
+pub struct DeadRecords {
+    bits: Vec<u64>,
+}
+
+impl DeadRecords {
+    fn unit(offset: u64) -> (usize, u64) {
+        let unit = (offset / DEAD_MAP_UNIT_BYTES) as usize;
+        (unit / 64, 1 << (unit % 64))
+    }
+
+    /// Marks the record at `offset` dead.
+    pub fn mark(&mut self, offset: u64) {
+        let (word, bit) = Self::unit(offset);
+        if word >= self.bits.len() {
+            // Grown in steps of 8 KiB, exactly: at most one step past what the segment needs.
+            let len = (word + 1).next_multiple_of(DEAD_MAP_GROWTH_WORDS);
+            self.bits.reserve_exact(len - self.bits.len());
+            self.bits.resize(len, 0);
+        }
+        self.bits[word] |= bit;
+    }
+
+    /// Whether the record at `offset` is known to be dead.
+    pub fn contains(&self, offset: u64) -> bool {
+        let (word, bit) = Self::unit(offset);
+        self.bits.get(word).is_some_and(|w| w & bit != 0)
+    }
+
+    /// Heap bytes of the map.
+    pub fn heap_bytes(&self) -> usize {
+        self.bits.capacity() * std::mem::size_of::<u64>()
+    }
+}
 
 /// One segment's state.
 #[derive(Debug)]
@@ -22,11 +78,27 @@ pub struct SegmentInfo<F> {
     pub sealed: bool,
     /// Compacted: no record in it is live; deleted after the next checkpoint.
     pub retired: bool,
+    /// Records in it that later writes replaced or deleted.
+    pub dead: DeadRecords,
 }
 
 impl<F> SegmentInfo<F> {
     pub fn new(file: Option<Rc<F>>, end: u64, sealed: bool) -> Self {
-        SegmentInfo { file, end, live_bytes: 0, sealed, retired: false }
+        SegmentInfo {
+            file,
+            end,
+            live_bytes: 0,
+            sealed,
+            retired: false,
+            dead: DeadRecords::default(),
+        }
+    }
+
+    /// Takes `bytes` off the live bytes of segment `id` (this one).
+    fn take_live(&mut self, id: u32, bytes: u64) {
+        self.live_bytes = self.live_bytes.checked_sub(bytes).unwrap_or_else(|| {
+            panic!("segment {id}: live bytes {} would go below zero by {bytes}", self.live_bytes)
+        });
     }
 
     /// Share of the record area that is not live (0.0 for an empty segment).
@@ -103,10 +175,25 @@ impl<F> SegmentTable<F> {
     }
 
     pub fn sub_live(&mut self, id: u32, bytes: u64) {
+        self.get_mut(id).take_live(id, bytes);
+    }
+
+    /// A record a later write replaced or deleted: its bytes are no longer live, and it is marked
+    /// dead for compaction.
+    pub fn record_died(&mut self, id: u32, offset: u64, bytes: u64) {
         let s = self.get_mut(id);
-        s.live_bytes = s.live_bytes.checked_sub(bytes).unwrap_or_else(|| {
-            panic!("segment {id}: live bytes {} would go below zero by {bytes}", s.live_bytes)
-        });
+        s.take_live(id, bytes);
+        s.dead.mark(offset);
+    }
+
+    /// Whether the record at `offset` of segment `id` is known to be dead (see [`DeadRecords`]).
+    pub fn is_dead(&self, id: u32, offset: u64) -> bool {
+        self.map.get(&id).is_some_and(|s| s.dead.contains(offset))
+    }
+
+    /// Heap bytes of every segment's dead-record map.
+    pub fn dead_map_bytes(&self) -> usize {
+        self.map.values().map(|s| s.dead.heap_bytes()).sum()
     }
 
     /// Sealed, not yet retired segments whose garbage ratio reaches `threshold`, most garbage
@@ -145,6 +232,26 @@ mod tests {
         }
         t.remove(2);
         assert_eq!(t.free_id(), Some(2));
+    }
+
+    #[test]
+    fn dead_records_are_marked_one_bit_each() {
+        let mut t: SegmentTable<()> = SegmentTable::default();
+        let mut s = SegmentInfo::new(None, SEGMENT_HEADER_BYTES + 4096, true);
+        s.live_bytes = 4096;
+        t.insert(1, s);
+        // Two records at the smallest distance two records can have (a header's length).
+        let (a, b) = (SEGMENT_HEADER_BYTES, SEGMENT_HEADER_BYTES + RECORD_HEADER_BYTES as u64);
+        assert!(!t.is_dead(1, a) && !t.is_dead(1, b));
+        t.record_died(1, b, 64);
+        assert!(t.is_dead(1, b) && !t.is_dead(1, a), "only the record that died is marked");
+        assert_eq!(t.get(1).map(|s| s.live_bytes), Some(4096 - 64));
+        assert!(!t.is_dead(2, b), "an unknown segment has no dead records");
+        // A reused id starts clean.
+        t.remove(1);
+        t.insert(1, SegmentInfo::new(None, SEGMENT_HEADER_BYTES, false));
+        assert!(!t.is_dead(1, b));
+        assert!(t.dead_map_bytes() == 0);
     }
 
     #[test]

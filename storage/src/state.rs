@@ -189,7 +189,8 @@ impl<D: Disk> State<D> {
             RecordKind::Delete => self.index.remove(op.key),
         };
         if let Some(old) = old {
-            self.segments.sub_live(old.location().segment(), old.location().len());
+            let old = old.location();
+            self.segments.record_died(old.segment(), old.offset(), old.len());
         }
         Ok(())
     }

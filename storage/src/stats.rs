@@ -91,6 +91,8 @@ pub struct StoreStats {
     pub segments: u64,
     pub disk_bytes: u64,
     pub live_bytes: u64,
+    /// Heap bytes of the segments' dead-record maps (`segments::DeadRecords`).
+    pub dead_map_bytes: u64,
     pub next_lsn: u64,
     pub checkpoint_lsn: u64,
     pub poisoned: Option<String>,

@@ -320,6 +320,7 @@ impl<D: Disk> Store<D> {
             cache: st.cache.stats(),
             segments: st.segments.len() as u64,
             disk_bytes: st.segments.disk_bytes(),
+            dead_map_bytes: st.segments.dead_map_bytes() as u64,
             live_bytes: st.segments.live_bytes(),
             next_lsn: st.next_lsn,
             checkpoint_lsn: st.checkpoint_lsn,
