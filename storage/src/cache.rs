@@ -1,101 +1,114 @@
-//! The record cache: a bounded map from key to the record's value, version and expiry.
+//! The record cache: a bounded map from key to the record's value, version and expiry, built for
+//! one thread (one per shard: no locks, no atomics) and laid out so that a hit costs as few
+//! memory round trips as possible.
 //!
 //! It is keyed by key, not by location, so a cache hit costs one hash lookup and never touches the
 //! ordered index; every write or delete of a key removes its cached copy first. Capacity is in
 //! bytes: each record is charged the bytes it really occupies (its entry, any heap part, and
-//! [`CACHE_ENTRY_OVERHEAD_BYTES`] of table and slab metadata), which is what makes the key-size
-//! effect measurable (longer keys, fewer records). Eviction is quick_cache's CLOCK-Pro style
-//! policy, which resists scans better than LRU.
+//! [`CACHE_ENTRY_OVERHEAD_BYTES`] for its share of the hash index), which is what makes the
+//! key-size effect measurable (longer keys, fewer records).
 //!
-//! Short keys and values live inside the cache entry itself. On the development machines a
-//! dependent DRAM miss costs 200-300 ns (docs/BENCHMARKS.md), and a hit on a random key used to
-//! chase a boxed key and a separately allocated value header after the table slot and the entry;
-//! inline, a hit reads the slot and one entry.
+//! Layout:
+//! - `entries`: a dense slab of 224-byte entries. A short key and value live together inside
+//!   the entry (a 16-byte key and a 100-byte field's stored row fit), so a hit reads one entry,
+//!   at most four adjacent cache lines, and chases no pointer.
+//! - `index`: an open-addressing table (linear probing, backward-shift deletion, at most half
+//!   full) of 8-byte slots, each the low 32 bits of the key's hash (which also give the slot's
+//!   home) and the entry's position in the slab. Eight slots share a cache line, so a probe
+//!   nearly always reads one line.
+//!
+//! A hit is then two dependent memory reads, a slot and an entry. quick_cache, which this
+//! replaced, probed hashbrown's control bytes, read a slot index, then a slab entry holding the
+//! key, the value and the eviction links; docs/BENCHMARKS.md (lever 9) has the A/B, and the
+//! batch prefetch that was tried on top of this cache and not kept.
+//!
+//! Eviction is CLOCK over the slab: a hit sets the entry's reference bit, the hand clears set
+//! bits and evicts the first entry without one. Entries start unreferenced, so records read once
+//! (a scan, a warm-up) leave before records read again.
 
-use std::borrow::Borrow;
 use std::cell::Cell;
-use std::hash::{Hash, Hasher};
 
 use bytes::Bytes;
 
 use crate::constants::{
-    CACHE_ENTRY_OVERHEAD_BYTES, CACHE_KEY_INLINE_BYTES, CACHE_VALUE_INLINE_BYTES,
+    CACHE_ENTRY_OVERHEAD_BYTES, CACHE_INLINE_BYTES, KEY_BYTES_MAX, VALUE_BYTES_MAX,
 };
 
-/// Bytes stored inline up to `N`, on the heap beyond.
-#[derive(Clone)]
-enum SmallBytes<const N: usize> {
-    Inline { len: u8, bytes: [u8; N] },
-    Heap(Bytes),
+/// Slots of the smallest index; it doubles as entries arrive.
+const INDEX_SLOTS_MIN: usize = 64;
+
+/// The index is grown before it holds more than one entry per this many slots. At half full a
+/// linear probe for a present key reads 1.5 slots on average, nearly always in one cache line;
+/// right after a doubling there are four slots per entry, 32 bytes, which is what
+/// [`CACHE_ENTRY_OVERHEAD_BYTES`] charges.
+const INDEX_SLOTS_PER_ENTRY_MIN: usize = 2;
+const _: () = assert!(2 * INDEX_SLOTS_PER_ENTRY_MIN * 8 <= CACHE_ENTRY_OVERHEAD_BYTES as usize);
+
+/// A record's key and value: together in the entry when they fit in
+/// [`CACHE_INLINE_BYTES`], else on the heap (a large value is kept as the `Bytes` it came in).
+enum KeyValue {
+    Inline([u8; CACHE_INLINE_BYTES]),
+    Heap { key: Box<[u8]>, value: Bytes },
 }
 
-impl<const N: usize> SmallBytes<N> {
-    fn new(data: &[u8]) -> Self {
-        if data.len() <= N {
-            let mut bytes = [0u8; N];
-            bytes[..data.len()].copy_from_slice(data);
-            SmallBytes::Inline { len: data.len() as u8, bytes }
-        } else {
-            SmallBytes::Heap(Bytes::copy_from_slice(data))
-        }
-    }
-
-    fn from_bytes(data: Bytes) -> Self {
-        if data.len() <= N {
-            SmallBytes::new(&data)
-        } else {
-            SmallBytes::Heap(data)
-        }
-    }
-
-    fn as_slice(&self) -> &[u8] {
-        match self {
-            SmallBytes::Inline { len, bytes } => &bytes[..*len as usize],
-            SmallBytes::Heap(b) => b,
-        }
-    }
-
-    fn heap_bytes(&self) -> u64 {
-        match self {
-            SmallBytes::Inline { .. } => 0,
-            SmallBytes::Heap(b) => b.len() as u64,
-        }
-    }
-}
-
-const _: () = assert!(CACHE_KEY_INLINE_BYTES <= u8::MAX as usize);
-const _: () = assert!(CACHE_VALUE_INLINE_BYTES <= u8::MAX as usize);
-
-/// A cache key; hashes and compares exactly like the `[u8]` it holds, so lookups take `&[u8]`.
-#[derive(Clone)]
-struct CacheKey(SmallBytes<CACHE_KEY_INLINE_BYTES>);
-
-impl Hash for CacheKey {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.0.as_slice().hash(state);
-    }
-}
-
-impl PartialEq for CacheKey {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.as_slice() == other.0.as_slice()
-    }
-}
-
-impl Eq for CacheKey {}
-
-impl Borrow<[u8]> for CacheKey {
-    fn borrow(&self) -> &[u8] {
-        self.0.as_slice()
-    }
-}
-
-/// A cached record: everything a get returns.
-#[derive(Clone)]
+/// One cached record: 224 bytes, aligned to 32 so that it spans at most four cache lines, and
+/// nothing to chase for a key and value that fit inline (a 16-byte key and a 100-byte field's
+/// stored row do).
+#[repr(C, align(32))]
 struct Entry {
-    value: SmallBytes<CACHE_VALUE_INLINE_BYTES>,
+    /// The key's full hash: compared before the key, and gives the entry's home slot.
+    hash: u64,
     version: u64,
     expiry_ms: u64,
+    value_len: u32,
+    key_len: u16,
+    /// CLOCK's reference bit: set by a hit, cleared by the passing hand.
+    referenced: Cell<bool>,
+    data: KeyValue,
+}
+
+const ENTRY_BYTES: usize = std::mem::size_of::<Entry>();
+const _: () = assert!(ENTRY_BYTES == 224, "an entry is 224 bytes");
+const _: () = assert!(KEY_BYTES_MAX <= u16::MAX as usize && VALUE_BYTES_MAX <= u32::MAX as usize);
+
+impl Entry {
+    fn new(hash: u64, key: &[u8], rec: CachedRecord) -> Entry {
+        let (key_len, value_len) = (key.len(), rec.value.len());
+        let data = if key_len + value_len <= CACHE_INLINE_BYTES {
+            let mut bytes = [0u8; CACHE_INLINE_BYTES];
+            bytes[..key_len].copy_from_slice(key);
+            bytes[key_len..key_len + value_len].copy_from_slice(&rec.value);
+            KeyValue::Inline(bytes)
+        } else {
+            KeyValue::Heap { key: key.into(), value: rec.value }
+        };
+        Entry {
+            hash,
+            version: rec.version,
+            expiry_ms: rec.expiry_ms,
+            value_len: value_len as u32,
+            key_len: key_len as u16,
+            referenced: Cell::new(false),
+            data,
+        }
+    }
+
+    fn key(&self) -> &[u8] {
+        match &self.data {
+            KeyValue::Inline(bytes) => &bytes[..self.key_len as usize],
+            KeyValue::Heap { key, .. } => key,
+        }
+    }
+
+    fn value(&self) -> &[u8] {
+        match &self.data {
+            KeyValue::Inline(bytes) => {
+                let at = self.key_len as usize;
+                &bytes[at..at + self.value_len as usize]
+            }
+            KeyValue::Heap { value, .. } => value,
+        }
+    }
 }
 
 /// What a cache hit returns.
@@ -114,31 +127,6 @@ pub struct CachedRef<'a> {
     pub expiry_ms: u64,
 }
 
-/// Bytes one cached record occupies: its entry and key slot, heap parts, table metadata.
-fn weight(key: &CacheKey, entry: &Entry) -> u64 {
-    (std::mem::size_of::<CacheKey>() + std::mem::size_of::<Entry>()) as u64
-        + key.0.heap_bytes()
-        + entry.value.heap_bytes()
-        + CACHE_ENTRY_OVERHEAD_BYTES
-}
-
-#[derive(Debug, Clone, Copy)]
-struct ByteWeighter;
-
-impl quick_cache::Weighter<CacheKey, Entry> for ByteWeighter {
-    fn weight(&self, key: &CacheKey, entry: &Entry) -> u64 {
-        weight(key, entry)
-    }
-}
-
-type Inner = quick_cache::unsync::Cache<
-    CacheKey,
-    Entry,
-    ByteWeighter,
-    ahash::RandomState,
-    quick_cache::unsync::DefaultLifecycle<CacheKey, Entry>,
->;
-
 /// Hit and miss counters plus current occupancy.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CacheStats {
@@ -149,9 +137,34 @@ pub struct CacheStats {
     pub capacity_bytes: u64,
 }
 
+/// An index slot: 0 if empty, else the low 32 bits of the hash above the entry's slab position
+/// plus one.
+fn slot_of(hash: u64, entry: usize) -> u64 {
+    (hash << 32) | (entry as u64 + 1)
+}
+
+fn slot_entry(slot: u64) -> usize {
+    (slot as u32) as usize - 1
+}
+
+/// Whether a slot may hold `hash` (its stored low 32 bits agree).
+fn slot_matches(slot: u64, hash: u64) -> bool {
+    slot >> 32 == hash & 0xFFFF_FFFF
+}
+
+/// The home slot of a stored slot value in an index of `mask + 1` slots.
+fn slot_home(slot: u64, mask: usize) -> usize {
+    (slot >> 32) as usize & mask
+}
+
 /// The bounded record cache of one shard. A capacity of 0 disables it.
 pub struct RecordCache {
-    inner: Option<Inner>,
+    hasher: ahash::RandomState,
+    index: Vec<u64>,
+    entries: Vec<Entry>,
+    /// CLOCK's hand: the slab position it looks at next.
+    hand: usize,
+    used_bytes: u64,
     capacity_bytes: u64,
     hits: Cell<u64>,
     misses: Cell<u64>,
@@ -165,18 +178,21 @@ impl std::fmt::Debug for RecordCache {
 
 impl RecordCache {
     pub fn new(capacity_bytes: u64) -> RecordCache {
-        let inner = (capacity_bytes > 0).then(|| {
-            // A guess at the item count only sizes the initial table; 256 B is a small record.
-            let items = (capacity_bytes / 256).clamp(16, 1 << 22) as usize;
-            Inner::with(
-                items,
-                capacity_bytes,
-                ByteWeighter,
-                ahash::RandomState::new(),
-                Default::default(),
-            )
-        });
-        RecordCache { inner, capacity_bytes, hits: Cell::new(0), misses: Cell::new(0) }
+        let index = if capacity_bytes > 0 { vec![0; INDEX_SLOTS_MIN] } else { Vec::new() };
+        RecordCache {
+            hasher: ahash::RandomState::new(),
+            index,
+            entries: Vec::new(),
+            hand: 0,
+            used_bytes: 0,
+            capacity_bytes,
+            hits: Cell::new(0),
+            misses: Cell::new(0),
+        }
+    }
+
+    fn hash(&self, key: &[u8]) -> u64 {
+        self.hasher.hash_one(key)
     }
 
     /// Looks a key up, counting a hit or a miss.
@@ -190,10 +206,10 @@ impl RecordCache {
 
     /// Looks a key up without copying the value, counting a hit or a miss.
     pub fn get_ref(&self, key: &[u8]) -> Option<CachedRef<'_>> {
-        let found = self.inner.as_ref().and_then(|c| c.get(key)).map(|e| CachedRef {
-            value: e.value.as_slice(),
-            version: e.version,
-            expiry_ms: e.expiry_ms,
+        let found = self.find(self.hash(key), key).map(|(_, i)| {
+            let e = &self.entries[i];
+            e.referenced.set(true);
+            CachedRef { value: e.value(), version: e.version, expiry_ms: e.expiry_ms }
         });
         let counter = if found.is_some() { &self.hits } else { &self.misses };
         counter.set(counter.get() + 1);
@@ -201,41 +217,152 @@ impl RecordCache {
     }
 
     pub fn insert(&mut self, key: &[u8], rec: CachedRecord) {
-        if let Some(c) = self.inner.as_mut() {
-            let entry = Entry {
-                value: SmallBytes::from_bytes(rec.value),
-                version: rec.version,
-                expiry_ms: rec.expiry_ms,
-            };
-            c.insert(CacheKey(SmallBytes::new(key)), entry);
+        if self.capacity_bytes == 0 {
+            return;
         }
+        let hash = self.hash(key);
+        if let Some((slot, i)) = self.find(hash, key) {
+            self.remove_at(slot, i);
+        }
+        let weight = RecordCache::weight_of(key, &rec.value);
+        if weight > self.capacity_bytes {
+            return;
+        }
+        while self.used_bytes + weight > self.capacity_bytes {
+            self.evict_one();
+        }
+        if (self.entries.len() + 1) * INDEX_SLOTS_PER_ENTRY_MIN > self.index.len() {
+            self.grow_index();
+        }
+        let i = self.entries.len();
+        self.entries.push(Entry::new(hash, key, rec));
+        self.place(slot_of(hash, i));
+        self.used_bytes += weight;
     }
 
-    /// What caching this record would charge against the capacity.
+    /// What caching this record charges against the capacity: its entry, its heap parts and its
+    /// share of the index.
     pub fn weight_of(key: &[u8], value: &[u8]) -> u64 {
-        let key = CacheKey(SmallBytes::new(key));
-        let entry = Entry { value: SmallBytes::new(value), version: 0, expiry_ms: 0 };
-        weight(&key, &entry)
+        let len = key.len() + value.len();
+        let heap = if len <= CACHE_INLINE_BYTES { 0 } else { len as u64 };
+        ENTRY_BYTES as u64 + heap + CACHE_ENTRY_OVERHEAD_BYTES
     }
 
     /// Drops the cached copy of a key; called before every write or delete of that key.
     pub fn remove(&mut self, key: &[u8]) {
-        if let Some(c) = self.inner.as_mut() {
-            if !c.is_empty() {
-                c.remove(key);
-            }
+        if self.entries.is_empty() {
+            return;
+        }
+        if let Some((slot, i)) = self.find(self.hash(key), key) {
+            self.remove_at(slot, i);
         }
     }
 
     pub fn stats(&self) -> CacheStats {
-        let (entries, used_bytes) =
-            self.inner.as_ref().map_or((0, 0), |c| (c.len() as u64, c.weight()));
         CacheStats {
             hits: self.hits.get(),
             misses: self.misses.get(),
-            entries,
-            used_bytes,
+            entries: self.entries.len() as u64,
+            used_bytes: self.used_bytes,
             capacity_bytes: self.capacity_bytes,
+        }
+    }
+
+    /// The index slot and slab position of `key`.
+    fn find(&self, hash: u64, key: &[u8]) -> Option<(usize, usize)> {
+        if self.entries.is_empty() {
+            return None;
+        }
+        let mask = self.index.len() - 1;
+        let mut s = hash as usize & mask;
+        loop {
+            let slot = self.index[s];
+            if slot == 0 {
+                return None;
+            }
+            if slot_matches(slot, hash) {
+                let i = slot_entry(slot);
+                let e = &self.entries[i];
+                if e.hash == hash && e.key() == key {
+                    return Some((s, i));
+                }
+            }
+            s = (s + 1) & mask;
+        }
+    }
+
+    /// The index slot that points at slab position `i`.
+    fn slot_of_entry(&self, i: usize) -> usize {
+        let mask = self.index.len() - 1;
+        let mut s = self.entries[i].hash as usize & mask;
+        while self.index[s] == 0 || slot_entry(self.index[s]) != i {
+            assert!(self.index[s] != 0, "cache entry {i} has no index slot");
+            s = (s + 1) & mask;
+        }
+        s
+    }
+
+    /// Puts a slot value in the first free slot from its home.
+    fn place(&mut self, slot: u64) {
+        let mask = self.index.len() - 1;
+        let mut s = slot_home(slot, mask);
+        while self.index[s] != 0 {
+            s = (s + 1) & mask;
+        }
+        self.index[s] = slot;
+    }
+
+    fn grow_index(&mut self) {
+        let len = (self.index.len() * 2).max(INDEX_SLOTS_MIN);
+        // A slot keeps 32 bits of the hash for its home position.
+        assert!(len <= 1 << 32, "record cache index of {len} slots");
+        self.index = vec![0; len];
+        for i in 0..self.entries.len() {
+            self.place(slot_of(self.entries[i].hash, i));
+        }
+    }
+
+    /// Removes the entry at slab position `i`, whose index slot is `slot`: the slot by backward
+    /// shift (later slots of the probe run move up, so no tombstone is left), the entry by moving
+    /// the slab's last entry into its place.
+    fn remove_at(&mut self, slot: usize, i: usize) {
+        let mask = self.index.len() - 1;
+        let mut hole = slot;
+        let mut s = (slot + 1) & mask;
+        while self.index[s] != 0 {
+            let home = slot_home(self.index[s], mask);
+            // The slot at `s` may fill the hole if the hole lies between its home and `s`.
+            if (s.wrapping_sub(home) & mask) >= (s.wrapping_sub(hole) & mask) {
+                self.index[hole] = self.index[s];
+                hole = s;
+            }
+            s = (s + 1) & mask;
+        }
+        self.index[hole] = 0;
+        let last = self.entries.len() - 1;
+        if i != last {
+            let moved = self.slot_of_entry(last);
+            self.index[moved] = slot_of(self.entries[last].hash, i);
+        }
+        let gone = self.entries.swap_remove(i);
+        self.used_bytes -= RecordCache::weight_of(gone.key(), gone.value());
+    }
+
+    /// Evicts one entry: the first the hand finds without its reference bit, clearing the bits
+    /// it passes.
+    fn evict_one(&mut self) {
+        loop {
+            if self.hand >= self.entries.len() {
+                self.hand = 0;
+            }
+            let e = &self.entries[self.hand];
+            if e.referenced.replace(false) {
+                self.hand += 1;
+                continue;
+            }
+            let slot = self.slot_of_entry(self.hand);
+            self.remove_at(slot, self.hand);
+            return;
         }
     }
 }
@@ -243,6 +370,9 @@ impl RecordCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+    use std::collections::HashMap;
 
     fn rec(len: usize) -> CachedRecord {
         CachedRecord { value: Bytes::from(vec![7u8; len]), version: 1, expiry_ms: 0 }
@@ -261,6 +391,7 @@ mod tests {
         let stats = cache.stats();
         assert_eq!((stats.hits + stats.misses) as usize, 10_000);
         assert_eq!(stats.hits as usize, present);
+        assert_eq!(stats.entries as usize, present);
     }
 
     #[test]
@@ -272,31 +403,113 @@ mod tests {
         let mut off = RecordCache::new(0);
         off.insert(b"k", rec(3));
         assert!(off.get(b"k").is_none());
+        off.remove(b"k");
+        assert_eq!(off.stats().entries, 0);
     }
 
     #[test]
     fn inline_and_heap_keys_and_values_round_trip() {
         let mut cache = RecordCache::new(1 << 20);
-        let long_key = vec![9u8; CACHE_KEY_INLINE_BYTES + 1];
-        let cases: [(&[u8], usize); 4] = [
+        let long_key = vec![9u8; CACHE_INLINE_BYTES + 1];
+        let cases: [(&[u8], usize); 5] = [
             (b"", 0),
-            (b"short", CACHE_VALUE_INLINE_BYTES),
-            (&long_key, CACHE_VALUE_INLINE_BYTES + 1),
-            (&long_key[..CACHE_KEY_INLINE_BYTES], 5000),
+            (b"short", CACHE_INLINE_BYTES - 5),
+            (b"shorts", CACHE_INLINE_BYTES - 5),
+            (&long_key, 0),
+            (&long_key[..10], 5000),
         ];
         for (key, len) in cases {
             cache.insert(key, rec(len));
             let got = cache.get(key).expect("cached");
             assert_eq!(got, rec(len), "key of {} bytes, value of {len}", key.len());
         }
-        assert_eq!(cache.stats().entries, 4);
+        assert_eq!(cache.stats().entries, 5);
     }
 
     #[test]
     fn heap_parts_are_charged() {
         let small = RecordCache::weight_of(b"k", &[0; 10]);
-        assert_eq!(small, RecordCache::weight_of(b"k", &[0; CACHE_VALUE_INLINE_BYTES]));
+        assert_eq!(small, RecordCache::weight_of(b"k", &[0; CACHE_INLINE_BYTES - 1]));
         let big = RecordCache::weight_of(b"k", &[0; 10_000]);
-        assert_eq!(big, small + 10_000);
+        assert_eq!(big, small + 10_001);
+        let mut cache = RecordCache::new(1 << 20);
+        cache.insert(b"k", rec(10_000));
+        assert_eq!(cache.stats().used_bytes, big);
+    }
+
+    #[test]
+    fn a_record_larger_than_the_capacity_is_not_cached_and_drops_the_old_copy() {
+        let mut cache = RecordCache::new(4096);
+        cache.insert(b"k", rec(10));
+        cache.insert(b"k", rec(8192));
+        assert!(cache.get(b"k").is_none());
+        assert_eq!(cache.stats().used_bytes, 0);
+    }
+
+    #[test]
+    fn entries_read_again_outlive_entries_read_once() {
+        let weight = RecordCache::weight_of(&0u32.to_be_bytes(), &[7; 100]);
+        let mut cache = RecordCache::new(weight * 100);
+        for i in 0..100u32 {
+            cache.insert(&i.to_be_bytes(), rec(100));
+        }
+        // The first 50 are read again; then 50 records are read once (a scan).
+        for i in 0..50u32 {
+            assert!(cache.get(&i.to_be_bytes()).is_some());
+        }
+        for i in 1000..1050u32 {
+            cache.insert(&i.to_be_bytes(), rec(100));
+        }
+        let kept = (0..50u32).filter(|i| cache.get(&i.to_be_bytes()).is_some()).count();
+        assert_eq!(kept, 50, "every record read again survives the scan");
+    }
+
+    /// Random inserts, removes and gets against a model: a hit always returns the
+    /// last value inserted for the key and never a removed one, every entry stays reachable, and
+    /// the charged bytes are exactly the sum of the entries' weights, within the capacity.
+    #[test]
+    fn matches_a_model_under_random_operations() {
+        for seed in 0..20u64 {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let capacity = rng.gen_range(1_000..200_000);
+            let mut cache = RecordCache::new(capacity);
+            let mut model: HashMap<Vec<u8>, CachedRecord> = HashMap::new();
+            for step in 0..20_000u64 {
+                let key = format!("k{}", rng.gen_range(0..2_000)).into_bytes();
+                match rng.gen_range(0..10) {
+                    0..=3 => {
+                        let len = rng.gen_range(0..300);
+                        let r = CachedRecord {
+                            value: Bytes::from(vec![step as u8; len]),
+                            version: step,
+                            expiry_ms: 0,
+                        };
+                        cache.insert(&key, r.clone());
+                        model.insert(key, r);
+                    }
+                    4..=5 => {
+                        cache.remove(&key);
+                        model.remove(&key);
+                    }
+                    _ => {
+                        if let Some(got) = cache.get(&key) {
+                            assert_eq!(Some(&got), model.get(&key), "seed {seed} step {step}");
+                        }
+                    }
+                }
+            }
+            let mut weights = 0;
+            for e in &cache.entries {
+                let (key, value) = (e.key(), e.value());
+                weights += RecordCache::weight_of(key, value);
+                assert!(cache.find(e.hash, key).is_some(), "seed {seed}: entry unreachable");
+                assert_eq!(Some(value), model.get(key).map(|r| &r.value[..]), "seed {seed}");
+            }
+            let stats = cache.stats();
+            assert_eq!(stats.used_bytes, weights, "seed {seed}");
+            assert!(stats.used_bytes <= capacity, "seed {seed}");
+            let used_slots = cache.index.iter().filter(|&&s| s != 0).count();
+            assert_eq!(used_slots, cache.entries.len(), "seed {seed}");
+        }
     }
 }

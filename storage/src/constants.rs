@@ -56,17 +56,18 @@ pub const WRITE_BUFFER_BYTES_MAX: usize = 16 * 1024 * 1024;
 
 /// Default capacity of the record cache.
 pub const CACHE_CAPACITY_BYTES_DEFAULT: u64 = 64 * 1024 * 1024;
-/// Bytes charged per cached record for the cache's own metadata (hash table slot, slab links),
-/// on top of the entry itself and any heap part of its key or value.
+/// Bytes charged per cached record for its share of the cache's hash index (at most four 8-byte
+/// slots per entry), on top of the entry itself and any heap part of its key and value.
 pub const CACHE_ENTRY_OVERHEAD_BYTES: u64 = 32;
-/// Cached keys up to this length live inside the cache entry (no pointer to chase on a hit).
-pub const CACHE_KEY_INLINE_BYTES: usize = 30;
-/// Cached values up to this length live inside the cache entry. A cached value is a stored row:
-/// the row's fields plus about 32 bytes of row and version headers, so 160 keeps a row with a
-/// 100-byte field inline (at 128 it took a heap pointer and one more cache miss per hit: a Get at
-/// pipeline 32 cost 2.61 CPU-us per op against 1.92 at 160, docs/BENCHMARKS.md). Every entry is
-/// 32 bytes larger for it, which the byte weight charges.
-pub const CACHE_VALUE_INLINE_BYTES: usize = 160;
+/// A cached record whose key and value together take up to this many bytes lives inside its cache
+/// entry (no pointer to chase on a hit); a longer one keeps them on the heap. A cached value is a
+/// stored row: the row's fields plus about 32 bytes of row and version headers, so a 16-byte key
+/// and a 100-byte field fit (ringstore-load's table: 256 bytes charged per cached row, all of
+/// them inline). Keeping rows of a 100-byte
+/// field inline mattered: with the value behind a pointer a Get at pipeline 32 cost 2.61 CPU-us per
+/// op against 1.92 inline (docs/BENCHMARKS.md, lever 3). The entry is sized around it: 40 bytes of
+/// header, these bytes, 224 in all (`cache.rs`).
+pub const CACHE_INLINE_BYTES: usize = 184;
 
 /// Default garbage ratio past which a sealed segment is compacted. Keeps disk use at or under
 /// `live / (1 - 0.3)` = 1.43x live data plus the active segment.
