@@ -211,6 +211,22 @@ impl FrameHeader {
         Some(h.check(limit))
     }
 
+    /// The opcode byte as received, unchecked: for answering a refused frame with its opcode.
+    pub fn raw_opcode(&self) -> u8 {
+        self.opcode
+    }
+
+    /// The request id as received, unchecked: for answering a refused frame.
+    pub fn raw_request_id(&self) -> u64 {
+        self.request_id.get()
+    }
+
+    /// The body length as received, unchecked: how many bytes to skip after a refused header
+    /// that leaves the stream trustworthy.
+    pub fn raw_body_len(&self) -> u32 {
+        self.body_len.get()
+    }
+
     /// Checks every field (order in the module documentation).
     pub fn check(&self, limit: u32) -> Result<Header, FrameError> {
         if self.magic != MAGIC {

@@ -34,8 +34,10 @@ use futures_lite::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
 use glommio::net::TcpStream;
 use ringstore_net::frame::HEADER_BYTES;
 use ringstore_net::{FrameError, FrameHeader, Header, Opcode};
+use zerocopy::FromBytes;
 
 use crate::budget::BufferBudget;
+use crate::config::Limits;
 use crate::dispatch::{error_frame, handle_frame};
 use crate::durable_acks::Waiting;
 use crate::error::RequestError;
@@ -108,8 +110,7 @@ impl Drop for ReadCharge<'_> {
 /// Answers BUSY the frame whose (valid) header starts `head`, when the shard's buffer budget
 /// cannot hold its body.
 fn refuse_frame(shard: &Shard, out: &Output, head: &[u8]) {
-    let raw = RawHeader::of(head);
-    let opcode = Opcode::from_u8(raw.opcode).unwrap_or(Opcode::Ping);
+    let (opcode, request_id) = answer_ids(head);
     let e = RequestError::Busy {
         what: "the shard's buffer budget (max_buffer_bytes / shards) for a large request",
         limit: shard.budget.limit(),
@@ -117,7 +118,7 @@ fn refuse_frame(shard: &Shard, out: &Output, head: &[u8]) {
     let reply = e.reply();
     Counters::add(&shard.counters.errors, 1);
     Counters::add(&shard.counters.busy, 1);
-    out.push(&error_frame(opcode, raw.request_id, reply.code, &reply.message));
+    out.push(&error_frame(opcode, request_id, reply.code, &reply.message));
 }
 
 /// Why the read loop stopped waiting.
@@ -131,189 +132,307 @@ enum Wake {
 }
 
 async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<TcpStream>) {
-    let limit = shard.limits.frame_body_bytes;
-    let mut buf = vec![0u8; READ_CHUNK_BYTES];
-    let mut filled = 0;
-    // Body bytes of a refused frame still to be discarded.
-    let mut skip: u64 = 0;
+    let mut input = ReadBuffer::new(&shard.budget);
     // When the first byte of the frame being read arrived.
     let mut frame_started: Option<Instant> = None;
-    // Read-buffer bytes past READ_CHUNK_BYTES, counted in the shard's buffer budget.
-    let mut charge = ReadCharge { budget: &shard.budget, bytes: 0 };
+    let cap = shard.limits.output_buffer_bytes;
     loop {
-        // Act on every complete frame in the buffer, discarding refused bodies on the way.
-        let mut pos = 0;
-        // The store's clock, read once for the whole batch (at its first request).
-        let mut now_ms = None;
-        let mut frames_done = false;
-        // A complete frame waits in the buffer until the output has room for its response: the
-        // committed bytes when it was put off (it runs again once they go down).
-        let mut deferred: Option<usize> = None;
-        loop {
-            if skip > 0 {
-                let n = skip.min((filled - pos) as u64);
-                pos += n as usize;
-                skip -= n;
-                if skip > 0 {
-                    break;
-                }
-                frames_done = true;
-            }
-            let head = &buf[pos..filled];
-            let Some(parsed) = FrameHeader::parse(head, limit) else { break };
-            match parsed {
-                Ok(h) => {
-                    let total = HEADER_BYTES + h.body_len as usize;
-                    if head.len() < total {
-                        break;
-                    }
-                    if !handle_request(shard, out, h, &head[HEADER_BYTES..total], &mut now_ms) {
-                        deferred = Some(out.committed());
-                        Counters::add(&shard.counters.deferred, 1);
-                        break;
-                    }
-                    Counters::add(&shard.counters.bytes_in, total as u64);
-                    pos += total;
-                    frames_done = true;
-                }
-                Err(e) => {
-                    let raw = RawHeader::of(head);
-                    let opcode = Opcode::from_u8(raw.opcode).unwrap_or(Opcode::Ping);
-                    let frame = error_frame(opcode, raw.request_id, e.code(), &frame_message(&e));
-                    Counters::add(&shard.counters.errors, 1);
-                    out.push(&frame);
-                    if e.closes_stream() {
-                        out.flush_now(&shard.counters);
-                        return;
-                    }
-                    pos += HEADER_BYTES;
-                    skip = u64::from(raw.body_len);
-                }
-            }
+        let batch = input.act_on_frames(shard, out);
+        if batch.closed {
+            return;
         }
-        // One send for every response the batch answered inline.
-        out.flush_now(&shard.counters);
-        buf.copy_within(pos..filled, 0);
-        filled -= pos;
-        // Room for the frame being read (its length was checked when its header parsed).
-        let want = match FrameHeader::parse(&buf[..filled], limit) {
-            Some(Ok(h)) if skip == 0 => HEADER_BYTES + h.body_len as usize,
-            _ => READ_CHUNK_BYTES,
-        };
-        if buf.len() < want.max(filled + 1) {
-            // Grow with what arrives (at most doubling), not to the announced length at once:
-            // a header alone must not make the node allocate its whole body.
-            let grown = (buf.len() * 2).max(filled + READ_CHUNK_BYTES);
-            let len = want.min(grown).max(READ_CHUNK_BYTES);
-            let extra = (len - READ_CHUNK_BYTES).saturating_sub(charge.bytes);
-            if shard.budget.try_take(extra) {
-                charge.bytes += extra;
-                buf.resize(len, 0);
-            } else {
-                // No room in the shard's budget to hold this frame: answer it BUSY and discard
-                // its body as it arrives instead of storing it.
-                refuse_frame(shard, out, &buf[..filled]);
-                let consumed = filled.min(want);
-                skip = (want - consumed) as u64;
-                buf.copy_within(consumed..filled, 0);
-                filled -= consumed;
-                out.flush_now(&shard.counters);
-            }
-        } else if filled == 0 && buf.len() > READ_CHUNK_BYTES {
-            buf.truncate(READ_CHUNK_BYTES);
-            buf.shrink_to_fit();
-            shard.budget.give(charge.bytes);
-            charge.bytes = 0;
-        }
+        input.make_room(shard, out);
         // The output cap: while the client has not taken `cap` bytes of responses (or a request
-        // waits for room for its response), read no more requests. A client that takes nothing
-        // for a whole read timeout is disconnected.
-        let cap = shard.limits.output_buffer_bytes;
-        if deferred.is_some() || out.committed() >= cap {
-            let stall = Duration::from_millis(shard.limits.read_timeout_ms);
-            let drained = or(
-                async {
-                    out.below(deferred.unwrap_or(cap)).await;
-                    true
-                },
-                async {
-                    glommio::timer::sleep(stall).await;
-                    false
-                },
-            );
-            let drained = or(drained, async {
-                shard.shutdown.requested().await;
-                false
-            })
-            .await;
-            if !drained || out.killed.get() {
-                if !shard.shutdown.is_requested() {
-                    tracing::warn!(
-                        cap,
-                        "client does not read its responses; closing the connection"
-                    );
-                    out.kill();
-                }
+        // waits for room for its response), read no more requests.
+        if batch.deferred.is_some() || out.committed() >= cap {
+            if !wait_for_output(shard, out, batch.deferred.unwrap_or(cap)).await {
                 return;
             }
             continue;
         }
         // A frame that has started must be complete within the read timeout, counted from its
         // first byte (not from the last read, so trickling bytes does not extend it).
-        if (filled == 0 && skip == 0) || frames_done {
+        if input.is_empty() || batch.frames_done {
             frame_started = None;
         }
-        if (filled > 0 || skip > 0) && frame_started.is_none() {
+        if !input.is_empty() && frame_started.is_none() {
             frame_started = Some(Instant::now());
         }
-        let timeout = match frame_started {
-            Some(start) => {
-                let limit = Duration::from_millis(shard.limits.read_timeout_ms);
-                Some(limit.saturating_sub(start.elapsed()))
-            }
-            None if shard.limits.idle_timeout_ms > 0 => {
-                Some(Duration::from_millis(shard.limits.idle_timeout_ms))
-            }
-            None => None,
-        };
-        let wake = or(
-            or(async { Wake::Read(reader.read(&mut buf[filled..]).await) }, async {
-                match timeout {
-                    Some(after) => {
-                        glommio::timer::sleep(after).await;
-                        Wake::Timeout
-                    }
-                    None => std::future::pending().await,
-                }
-            }),
-            or(
-                async {
-                    shard.shutdown.requested().await;
-                    Wake::Shutdown
-                },
-                or(
-                    async {
-                        out.killed().await;
-                        Wake::Killed
-                    },
-                    async {
-                        out.full(cap).await;
-                        Wake::Full
-                    },
-                ),
-            ),
-        )
-        .await;
-        match wake {
+        let timeout = read_timeout(&shard.limits, frame_started);
+        match wait_for_input(shard, out, &mut reader, input.free_space(), timeout).await {
             Wake::Read(Ok(0)) | Wake::Read(Err(_)) | Wake::Shutdown | Wake::Killed => return,
-            Wake::Read(Ok(n)) => filled += n,
+            Wake::Read(Ok(n)) => input.filled += n,
             Wake::Full => {}
             Wake::Timeout => {
-                tracing::debug!(filled, "closing a connection: read or idle timeout");
+                tracing::debug!(
+                    filled = input.filled,
+                    "closing a connection: read or idle timeout"
+                );
                 return;
             }
         }
     }
+}
+
+/// What the start of a read buffer holds ([`next_frame`]).
+#[derive(Debug, PartialEq, Eq)]
+enum Step {
+    /// Less than a whole frame (or less than a header): wait for more bytes.
+    Incomplete,
+    /// A checked header and its whole body: `total` bytes, header included.
+    Frame { header: Header, total: usize },
+    /// A refused header: answer the error, then close the stream
+    /// ([`FrameError::closes_stream`]) or skip the header and `body_len` bytes of body.
+    Refused { error: FrameError, opcode: Opcode, request_id: u64, body_len: u32 },
+}
+
+/// Reads the frame at the start of `head` (frame bodies at most `limit` bytes): the framing
+/// rules of docs/PROTOCOL.md, without acting on anything.
+fn next_frame(head: &[u8], limit: u32) -> Step {
+    let Some(parsed) = FrameHeader::parse(head, limit) else { return Step::Incomplete };
+    match parsed {
+        Ok(header) => {
+            let total = HEADER_BYTES + header.body_len as usize;
+            if head.len() < total {
+                return Step::Incomplete;
+            }
+            Step::Frame { header, total }
+        }
+        Err(error) => {
+            let (opcode, request_id) = answer_ids(head);
+            let body_len = FrameHeader::ref_from_prefix(head).map_or(0, |(h, _)| h.raw_body_len());
+            Step::Refused { error, opcode, request_id, body_len }
+        }
+    }
+}
+
+/// The opcode (Ping if unknown) and request id to answer the header at the start of `head`
+/// with, read without checking it.
+fn answer_ids(head: &[u8]) -> (Opcode, u64) {
+    match FrameHeader::ref_from_prefix(head) {
+        Ok((h, _)) => (Opcode::from_u8(h.raw_opcode()).unwrap_or(Opcode::Ping), h.raw_request_id()),
+        Err(_) => (Opcode::Ping, 0),
+    }
+}
+
+/// One connection's input: bytes received and not acted on yet, and what is still to be
+/// discarded of a refused frame's body. It grows past [`READ_CHUNK_BYTES`] only to hold the frame
+/// being read, and only within the shard's buffer budget.
+struct ReadBuffer<'a> {
+    buf: Vec<u8>,
+    /// Bytes of `buf` received.
+    filled: usize,
+    /// Body bytes of a refused frame still to be discarded.
+    skip: u64,
+    /// Bytes of `buf` past READ_CHUNK_BYTES, counted in the shard's buffer budget.
+    charge: ReadCharge<'a>,
+}
+
+/// What acting on the complete frames of a read batch did.
+#[derive(Debug, Default)]
+struct Batch {
+    /// At least one frame (or the rest of a refused body) was consumed.
+    frames_done: bool,
+    /// A complete frame waits for room in the output for its response: the committed bytes
+    /// when it was put off (it runs once they go down).
+    deferred: Option<usize>,
+    /// A header error left the stream untrustworthy: it was answered and the connection ends.
+    closed: bool,
+}
+
+impl<'a> ReadBuffer<'a> {
+    fn new(budget: &'a BufferBudget) -> ReadBuffer<'a> {
+        ReadBuffer {
+            buf: vec![0u8; READ_CHUNK_BYTES],
+            filled: 0,
+            skip: 0,
+            charge: ReadCharge { budget, bytes: 0 },
+        }
+    }
+
+    /// Nothing received and nothing to discard.
+    fn is_empty(&self) -> bool {
+        self.filled == 0 && self.skip == 0
+    }
+
+    /// Where the next read goes.
+    fn free_space(&mut self) -> &mut [u8] {
+        &mut self.buf[self.filled..]
+    }
+
+    /// Acts on every complete frame in the buffer, discarding refused bodies on the way, then
+    /// sends the responses the batch answered inline with one `send` and drops the consumed
+    /// bytes.
+    fn act_on_frames(&mut self, shard: &Rc<Shard>, out: &Rc<Output>) -> Batch {
+        let limit = shard.limits.frame_body_bytes;
+        let mut batch = Batch::default();
+        let mut pos = 0;
+        // The store's clock, read once for the whole batch (at its first request).
+        let mut now_ms = None;
+        loop {
+            if self.skip > 0 {
+                let n = self.skip.min((self.filled - pos) as u64);
+                pos += n as usize;
+                self.skip -= n;
+                if self.skip > 0 {
+                    break;
+                }
+                batch.frames_done = true;
+            }
+            let head = &self.buf[pos..self.filled];
+            match next_frame(head, limit) {
+                Step::Incomplete => break,
+                Step::Frame { header, total } => {
+                    let body = &head[HEADER_BYTES..total];
+                    if !handle_request(shard, out, header, body, &mut now_ms) {
+                        batch.deferred = Some(out.committed());
+                        Counters::add(&shard.counters.deferred, 1);
+                        break;
+                    }
+                    Counters::add(&shard.counters.bytes_in, total as u64);
+                    pos += total;
+                    batch.frames_done = true;
+                }
+                Step::Refused { error, opcode, request_id, body_len } => {
+                    let frame =
+                        error_frame(opcode, request_id, error.code(), &frame_message(&error));
+                    Counters::add(&shard.counters.errors, 1);
+                    out.push(&frame);
+                    if error.closes_stream() {
+                        out.flush_now(&shard.counters);
+                        batch.closed = true;
+                        return batch;
+                    }
+                    pos += HEADER_BYTES;
+                    self.skip = u64::from(body_len);
+                }
+            }
+        }
+        // One send for every response the batch answered inline.
+        out.flush_now(&shard.counters);
+        self.buf.copy_within(pos..self.filled, 0);
+        self.filled -= pos;
+        batch
+    }
+
+    /// Makes room for the frame being read (its length was checked when its header parsed):
+    /// grows the buffer with what arrives, at most doubling, within the shard's buffer budget
+    /// (a frame the budget cannot hold is answered BUSY and its body discarded as it arrives),
+    /// and shrinks it back once it is empty.
+    fn make_room(&mut self, shard: &Shard, out: &Output) {
+        let limit = shard.limits.frame_body_bytes;
+        let want = match FrameHeader::parse(&self.buf[..self.filled], limit) {
+            Some(Ok(h)) if self.skip == 0 => HEADER_BYTES + h.body_len as usize,
+            _ => READ_CHUNK_BYTES,
+        };
+        if self.buf.len() < want.max(self.filled + 1) {
+            // Grow with what arrives, not to the announced length at once: a header alone must
+            // not make the node allocate its whole body.
+            let grown = (self.buf.len() * 2).max(self.filled + READ_CHUNK_BYTES);
+            let len = want.min(grown).max(READ_CHUNK_BYTES);
+            let extra = (len - READ_CHUNK_BYTES).saturating_sub(self.charge.bytes);
+            if shard.budget.try_take(extra) {
+                self.charge.bytes += extra;
+                self.buf.resize(len, 0);
+            } else {
+                refuse_frame(shard, out, &self.buf[..self.filled]);
+                let consumed = self.filled.min(want);
+                self.skip = (want - consumed) as u64;
+                self.buf.copy_within(consumed..self.filled, 0);
+                self.filled -= consumed;
+                out.flush_now(&shard.counters);
+            }
+        } else if self.filled == 0 && self.buf.len() > READ_CHUNK_BYTES {
+            self.buf.truncate(READ_CHUNK_BYTES);
+            self.buf.shrink_to_fit();
+            shard.budget.give(self.charge.bytes);
+            self.charge.bytes = 0;
+        }
+    }
+}
+
+/// Waits until the output's committed bytes go below `below`. False when the connection must
+/// end: the client took nothing for a whole read timeout (it is disconnected), the node is
+/// stopping, or the connection was killed.
+async fn wait_for_output(shard: &Shard, out: &Output, below: usize) -> bool {
+    let stall = Duration::from_millis(shard.limits.read_timeout_ms);
+    let drained = or(
+        async {
+            out.below(below).await;
+            true
+        },
+        async {
+            glommio::timer::sleep(stall).await;
+            false
+        },
+    );
+    let drained = or(drained, async {
+        shard.shutdown.requested().await;
+        false
+    })
+    .await;
+    if !drained || out.killed.get() {
+        if !shard.shutdown.is_requested() {
+            let cap = shard.limits.output_buffer_bytes;
+            tracing::warn!(cap, "client does not read its responses; closing the connection");
+            out.kill();
+        }
+        return false;
+    }
+    true
+}
+
+/// How long the next read may wait: what is left of the read timeout for a frame that has
+/// started, else the idle timeout (None: no limit).
+fn read_timeout(limits: &Limits, frame_started: Option<Instant>) -> Option<Duration> {
+    match frame_started {
+        Some(start) => {
+            let limit = Duration::from_millis(limits.read_timeout_ms);
+            Some(limit.saturating_sub(start.elapsed()))
+        }
+        None if limits.idle_timeout_ms > 0 => Some(Duration::from_millis(limits.idle_timeout_ms)),
+        None => None,
+    }
+}
+
+/// Waits for the first of: bytes from the client, the timeout, shutdown, the connection being
+/// killed, or the output reaching its cap.
+async fn wait_for_input(
+    shard: &Shard,
+    out: &Output,
+    reader: &mut ReadHalf<TcpStream>,
+    into: &mut [u8],
+    timeout: Option<Duration>,
+) -> Wake {
+    let cap = shard.limits.output_buffer_bytes;
+    or(
+        or(async { Wake::Read(reader.read(into).await) }, async {
+            match timeout {
+                Some(after) => {
+                    glommio::timer::sleep(after).await;
+                    Wake::Timeout
+                }
+                None => std::future::pending().await,
+            }
+        }),
+        or(
+            async {
+                shard.shutdown.requested().await;
+                Wake::Shutdown
+            },
+            or(
+                async {
+                    out.killed().await;
+                    Wake::Killed
+                },
+                async {
+                    out.full(cap).await;
+                    Wake::Full
+                },
+            ),
+        ),
+    )
+    .await
 }
 
 /// Runs one request: inline when it can complete without waiting (`inline.rs`), its response
@@ -497,26 +616,74 @@ async fn write_loop(shard: Rc<Shard>, out: Rc<Output>, mut writer: WriteHalf<Tcp
 }
 
 /// The fields of a header that failed its checks, read without trusting it.
-struct RawHeader {
-    opcode: u8,
-    request_id: u64,
-    body_len: u32,
-}
-
-impl RawHeader {
-    fn of(head: &[u8]) -> RawHeader {
-        let u32_at =
-            |at: usize| u32::from_le_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
-        let mut id = [0u8; 8];
-        id.copy_from_slice(&head[8..16]);
-        RawHeader { opcode: head[5], request_id: u64::from_le_bytes(id), body_len: u32_at(16) }
-    }
-}
-
 fn frame_message(e: &FrameError) -> String {
     if e.closes_stream() {
         format!("{e}; closing the connection")
     } else {
         e.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The frame reader and the read timeouts, without a socket.
+
+    use super::*;
+    use ringstore_net::frame::Flags;
+    use zerocopy::IntoBytes;
+
+    fn frame(opcode: Opcode, id: u64, body: &[u8]) -> Vec<u8> {
+        let h = FrameHeader::new(opcode, Flags(0), id, body.len() as u32, 0);
+        let mut bytes = h.as_bytes().to_vec();
+        bytes.extend_from_slice(body);
+        bytes
+    }
+
+    #[test]
+    fn a_frame_is_read_only_when_whole() {
+        let bytes = frame(Opcode::Get, 7, b"0123456789");
+        for cut in 0..bytes.len() {
+            assert_eq!(next_frame(&bytes[..cut], 1024), Step::Incomplete, "{cut} bytes");
+        }
+        let mut two = bytes.clone();
+        two.extend_from_slice(&frame(Opcode::Ping, 8, b""));
+        let Step::Frame { header, total } = next_frame(&two, 1024) else { panic!("a frame") };
+        assert_eq!((header.opcode, header.request_id, total), (Opcode::Get, 7, bytes.len()));
+        let Step::Frame { header, total } = next_frame(&two[total..], 1024) else {
+            panic!("the second frame")
+        };
+        assert_eq!((header.opcode, header.request_id, total), (Opcode::Ping, 8, HEADER_BYTES));
+    }
+
+    #[test]
+    fn a_refused_header_is_answered_with_its_opcode_and_id() {
+        let mut bad_magic = frame(Opcode::Put, 9, b"xyz");
+        bad_magic[0] = b'X';
+        let Step::Refused { error, opcode, request_id, body_len } = next_frame(&bad_magic, 1024)
+        else {
+            panic!("refused")
+        };
+        assert_eq!((error.code(), error.closes_stream()), (701, true));
+        assert_eq!((opcode, request_id, body_len), (Opcode::Put, 9, 3));
+        // A body over the limit is refused from its header alone, before the body arrives.
+        let long = frame(Opcode::Get, 10, &[0; 100]);
+        let Step::Refused { error, request_id, .. } = next_frame(&long[..HEADER_BYTES], 99) else {
+            panic!("refused")
+        };
+        assert_eq!((error.code(), request_id), (705, 10));
+        assert_eq!(answer_ids(&long[..HEADER_BYTES - 1]), (Opcode::Ping, 0), "no header yet");
+    }
+
+    #[test]
+    fn a_started_frame_gets_what_is_left_of_the_read_timeout_and_an_idle_one_the_idle_timeout() {
+        let limits = Limits { read_timeout_ms: 1_000, idle_timeout_ms: 0, ..Limits::default() };
+        assert_eq!(read_timeout(&limits, None), None, "no idle timeout: wait for ever");
+        let started = Instant::now() - Duration::from_millis(400);
+        let left = read_timeout(&limits, Some(started)).expect("a frame has a timeout");
+        assert!(left <= Duration::from_millis(600), "{left:?}");
+        let long_ago = Instant::now() - Duration::from_secs(5);
+        assert_eq!(read_timeout(&limits, Some(long_ago)), Some(Duration::ZERO));
+        let idle = Limits { idle_timeout_ms: 300_000, ..limits };
+        assert_eq!(read_timeout(&idle, None), Some(Duration::from_secs(300)));
     }
 }

@@ -211,10 +211,55 @@ pub fn run(
     let ready = Arc::new(Barrier::new(threads + 1));
     let go = Arc::new(Barrier::new(threads + 1));
     let (tx, rx) = channel::unbounded();
+    let handles = spawn_workers(&shared, threads, &ready, &go, &tx)?;
+    drop(tx);
+    ready.wait();
+    let times = start_clock(&spec);
+    shared.times.set(times).expect("set once");
+    go.wait();
+    let cpu = spec.server_pid.map(|pid| cpu_at(pid, times.measure_from));
+    let own_cpu = cpu_at(std::process::id(), times.measure_from);
+    let interval_count =
+        spec.duration.map(|d| d.as_millis().div_ceil(u128::from(INTERVAL_MS)) as usize);
+    let intervals = collect_intervals(&rx, threads, topology.shards(), interval_count, progress);
+    let mut result = RunResult {
+        label: String::new(),
+        seconds: 0.0,
+        ops: Vec::new(),
+        intervals,
+        shard_ops: vec![0; topology.shards()],
+        partition_ops: vec![0; topology.partition_owners.len()],
+        server_cpu_seconds: None,
+        client_cpu_seconds: None,
+        node: None,
+    };
+    let (writes, last_done) = join_workers(handles, &mut result, times.measure_from)?;
+    set_seconds(&mut result, &times, last_done);
+    let server_cpu_seconds = match (cpu, spec.server_pid) {
+        (Some(meter), Some(pid)) => Some(cpu_seconds_since(meter, pid)?),
+        _ => None,
+    };
+    result.client_cpu_seconds = Some(cpu_seconds_since(own_cpu, std::process::id())?);
+    Ok(Outcome { result, writes, server_cpu_seconds })
+}
+
+/// One worker's result, from its thread.
+type WorkerHandle = std::thread::JoinHandle<Result<WorkerOutput, String>>;
+
+/// Starts `threads` worker threads (`load-N`), client `c` on thread `c % threads`. Each connects
+/// its clients, then waits at both barriers; a worker that fails still passes them, and its
+/// failure ends the run for every worker.
+fn spawn_workers(
+    shared: &Arc<Shared>,
+    threads: usize,
+    ready: &Arc<Barrier>,
+    go: &Arc<Barrier>,
+    tx: &channel::Sender<IntervalPart>,
+) -> Result<Vec<WorkerHandle>, String> {
+    let clients = shared.spec.clients as u64;
     let mut handles = Vec::with_capacity(threads);
     for t in 0..threads {
-        let ids: Vec<u64> =
-            (0..spec.clients as u64).filter(|c| *c as usize % threads == t).collect();
+        let ids: Vec<u64> = (0..clients).filter(|c| *c as usize % threads == t).collect();
         let (shared, ready, go, tx) = (shared.clone(), ready.clone(), go.clone(), tx.clone());
         let body = move || {
             let connected = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -239,31 +284,27 @@ pub fn run(
         let handle = std::thread::Builder::new().name(format!("load-{t}")).spawn(body);
         handles.push(handle.map_err(|e| format!("spawn a load thread: {e}"))?);
     }
-    drop(tx);
-    ready.wait();
+    Ok(handles)
+}
+
+/// The run's clock, read once every worker is connected: the warm-up ends at `measure_from`
+/// (on a whole wall-clock second if asked), a timed run at `until`.
+fn start_clock(spec: &RunSpec) -> Times {
     let start = Instant::now();
     let align =
         if spec.align_to_wall_second { to_next_wall_second(spec.warmup) } else { Duration::ZERO };
     let measure_from = start + spec.warmup + align;
     let until = spec.duration.map(|d| measure_from + d);
-    shared.times.set(Times { start, measure_from, until }).expect("set once");
-    go.wait();
-    let cpu = spec.server_pid.map(|pid| cpu_at(pid, measure_from));
-    let own_cpu = cpu_at(std::process::id(), measure_from);
-    let interval_count =
-        spec.duration.map(|d| d.as_millis().div_ceil(u128::from(INTERVAL_MS)) as usize);
-    let intervals = collect_intervals(&rx, threads, topology.shards(), interval_count, progress);
-    let mut result = RunResult {
-        label: String::new(),
-        seconds: 0.0,
-        ops: Vec::new(),
-        intervals,
-        shard_ops: vec![0; topology.shards()],
-        partition_ops: vec![0; topology.partition_owners.len()],
-        server_cpu_seconds: None,
-        client_cpu_seconds: None,
-        node: None,
-    };
+    Times { start, measure_from, until }
+}
+
+/// Waits for every worker and merges what they measured into `result`. Returns the
+/// acknowledged writes and when the last operation finished; the first worker error, if any.
+fn join_workers(
+    handles: Vec<WorkerHandle>,
+    result: &mut RunResult,
+    measure_from: Instant,
+) -> Result<(WriteLog, Instant), String> {
     let mut writes = WriteLog::default();
     let mut last_done = measure_from;
     let mut first_error = None;
@@ -279,30 +320,32 @@ pub fn run(
             Err(e) => first_error = first_error.or(Some(e)),
         }
     }
-    if let Some(e) = first_error {
-        return Err(e);
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok((writes, last_done)),
     }
-    result.seconds = match until {
-        Some(u) => (u - measure_from).as_secs_f64(),
-        None => (last_done - measure_from).as_secs_f64(),
-    };
+}
+
+/// The measured phase's length: up to `until` for a timed run, to the last completion for a
+/// run of a number of operations. A last interval cut short by the end is shortened to match.
+fn set_seconds(result: &mut RunResult, times: &Times, last_done: Instant) {
+    let end = times.until.unwrap_or(last_done);
+    result.seconds = (end - times.measure_from).as_secs_f64();
     if let Some(last) = result.intervals.last_mut() {
-        // A run that is not a whole number of intervals long ends with a shorter one.
         let rest = result.seconds - last.start_s;
         if rest > 0.0 && rest < last.length_s {
             last.length_s = rest;
         }
     }
-    let server_cpu_seconds = match (cpu, spec.server_pid) {
-        (Some(meter), Some(pid)) => {
-            let before = meter.join().map_err(|_| "the CPU meter panicked")??;
-            Some((read_cpu(pid)? - before).as_secs_f64())
-        }
-        _ => None,
-    };
-    let own_before = own_cpu.join().map_err(|_| "the CPU meter panicked")??;
-    result.client_cpu_seconds = Some((read_cpu(std::process::id())? - own_before).as_secs_f64());
-    Ok(Outcome { result, writes, server_cpu_seconds })
+}
+
+/// CPU seconds process `pid` used since `meter` read them.
+fn cpu_seconds_since(
+    meter: std::thread::JoinHandle<Result<Duration, String>>,
+    pid: u32,
+) -> Result<f64, String> {
+    let before = meter.join().map_err(|_| "the CPU meter panicked")??;
+    Ok((read_cpu(pid)? - before).as_secs_f64())
 }
 
 /// The time from `Instant::now() + after` to the next whole second of the wall clock.
