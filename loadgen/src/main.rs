@@ -13,7 +13,7 @@ use ringstore_loadgen::results::RunResult;
 use ringstore_loadgen::runner::{self, Plan, Target};
 use ringstore_loadgen::scenario::Scenario;
 use ringstore_loadgen::workload::{
-    Mix, SizeSpec, Ycsb, KEY_BYTES_MAX, KEY_BYTES_MIN, SCAN_LENGTH_MAX_DEFAULT, VALUE_BYTES_MAX,
+    Mix, SizeSpec, Ycsb, KEY_SIZE_MAX, KEY_SIZE_MIN, SCAN_LENGTH_MAX_DEFAULT, VALUE_BYTES_MAX,
 };
 use ringstore_storage::Durability;
 use serde_json::json;
@@ -335,7 +335,7 @@ fn plan(args: &Args) -> Result<Plan, String> {
 }
 
 fn check_sizes(p: &Plan) -> Result<(), String> {
-    p.key_size.check("--key-size", KEY_BYTES_MIN, KEY_BYTES_MAX)?;
+    p.key_size.check("--key-size", KEY_SIZE_MIN, KEY_SIZE_MAX)?;
     p.workload.value_size.check("--value-size", 0, VALUE_BYTES_MAX)
 }
 

@@ -14,11 +14,11 @@ use crate::results::OpKind;
 /// Longest scan YCSB E asks for (its `maxscanlength`); lengths are uniform in 1..=this.
 pub const SCAN_LENGTH_MAX_DEFAULT: u32 = 100;
 /// Largest key the table layer accepts for a STRING key value (Tablestore's 1 KB rule).
-pub const KEY_BYTES_MAX: usize = 1024;
+pub const KEY_SIZE_MAX: usize = 1024;
 /// Smallest key: the key number must fit (`k` and up to 20 digits are padded to the size).
-pub const KEY_BYTES_MIN: usize = 4;
+pub const KEY_SIZE_MIN: usize = 4;
 /// Largest value the tool writes: the node's row limit is 1 MiB including the key (up to
-/// [`KEY_BYTES_MAX`]) and the row's own encoding, so a value gets 1 MiB less 2 KiB.
+/// [`KEY_SIZE_MAX`]) and the row's own encoding, so a value gets 1 MiB less 2 KiB.
 pub const VALUE_BYTES_MAX: usize = (1 << 20) - 2048;
 
 /// A size in bytes, fixed (`100`) or a range (`16..64`, both ends included).

@@ -125,6 +125,7 @@ impl Flags {
 /// Why a header was refused. `closes_stream` says whether the receiver must close after
 /// answering.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FrameError {
     #[error("bad magic {found:02X?}; frames start with {MAGIC:02X?} (\"RNG1\")")]
     BadMagic { found: [u8; 4] },

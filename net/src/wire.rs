@@ -19,6 +19,7 @@ pub const FIELDS_MAX: usize = 4096;
 
 /// Why a body could not be decoded. Every variant says where (byte offset in the body).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum WireError {
     #[error("body ends at byte {at} but {what} needs {need} more bytes")]
     Truncated { at: usize, what: &'static str, need: usize },

@@ -28,10 +28,10 @@ pub const SHARDS_MAX: usize = table_limits::SHARDS_MAX as usize;
 
 /// Partitions of a new data directory unless `--partitions` says otherwise. The count is fixed
 /// when the directory is created; 256 leaves room to spread partitions over more shards later.
-pub const PARTITIONS_DEFAULT: u32 = 256;
+pub const NODE_PARTITIONS_DEFAULT: u32 = 256;
 /// Most partitions the node accepts (the storage format allows more; the partition map and the
 /// Hello response carry one entry per partition, so the node keeps it smaller).
-pub const PARTITIONS_MAX: u32 = 65_536;
+pub const NODE_PARTITIONS_MAX: u32 = 65_536;
 
 /// io_uring buffer memory per executor, preallocated and locked (registered with the kernel).
 pub const IO_MEMORY_BYTES_DEFAULT: usize = 512 * 1024;
@@ -91,13 +91,14 @@ pub const FORWARD_QUEUE_MAX: usize = 65_536;
 /// The tracing filter unless `--log` says otherwise.
 pub const LOG_DEFAULT: &str = "info";
 
-const _: () = assert!(SHARDS_MIN >= 1 && SHARDS_MAX <= PARTITIONS_MAX as usize);
-const _: () = assert!(PARTITIONS_DEFAULT >= 1 && PARTITIONS_DEFAULT <= PARTITIONS_MAX);
-const _: () = assert!(PARTITIONS_MAX <= table_limits::PARTITIONS_MAX);
+const _: () = assert!(SHARDS_MIN >= 1 && SHARDS_MAX <= NODE_PARTITIONS_MAX as usize);
+const _: () =
+    assert!(NODE_PARTITIONS_DEFAULT >= 1 && NODE_PARTITIONS_DEFAULT <= NODE_PARTITIONS_MAX);
+const _: () = assert!(NODE_PARTITIONS_MAX <= table_limits::MAP_PARTITIONS_MAX);
 const _: () = assert!(IO_MEMORY_BYTES_MIN <= IO_MEMORY_BYTES_DEFAULT);
 const _: () = assert!(IO_MEMORY_BYTES_DEFAULT <= IO_MEMORY_BYTES_MAX);
 const _: () = assert!(
-    (FRAME_BODY_BYTES_MIN as usize) > table_limits::ROW_BYTES_MAX + table_limits::KEY_BYTES_MAX
+    (FRAME_BODY_BYTES_MIN as usize) > table_limits::ROW_BYTES_MAX + table_limits::ENCODED_KEY_BYTES_MAX
 );
 const _: () = assert!(FRAME_BODY_BYTES_MIN <= FRAME_BODY_BYTES_DEFAULT);
 const _: () = assert!(CONNECTIONS_MAX_MIN <= CONNECTIONS_MAX_DEFAULT);
@@ -336,14 +337,14 @@ impl NodeConfig {
     }
 
     fn validate_partitions(&self) -> Result<(), ConfigError> {
-        in_range("partitions", self.partitions, 1, PARTITIONS_MAX)?;
+        in_range("partitions", self.partitions, 1, NODE_PARTITIONS_MAX)?;
         if (self.partitions as usize) < self.shards {
             return Err(invalid(
                 "partitions",
                 self.partitions,
                 format!(
                     "is below shards ({}); every shard owns at least one partition, so it must \
-                     be {}..={PARTITIONS_MAX}",
+                     be {}..={NODE_PARTITIONS_MAX}",
                     self.shards, self.shards
                 ),
             ));
@@ -469,7 +470,7 @@ struct Settings {
     #[arg(
         long,
         value_name = "N",
-        help = help("Partitions of a new data directory", PARTITIONS_DEFAULT)
+        help = help("Partitions of a new data directory", NODE_PARTITIONS_DEFAULT)
     )]
     partitions: Option<u32>,
     /// Prometheus text endpoint, IP:PORT [default: none].
@@ -616,7 +617,7 @@ impl Settings {
                 .listen
                 .ok_or(ConfigError::Missing { setting: "listen", flag: "--listen" })?,
             shards: self.shards.unwrap_or_else(shards_default),
-            partitions: self.partitions.unwrap_or(PARTITIONS_DEFAULT),
+            partitions: self.partitions.unwrap_or(NODE_PARTITIONS_DEFAULT),
             metrics: self.metrics,
             io_memory_bytes: self.io_memory.unwrap_or(IO_MEMORY_BYTES_DEFAULT),
             limits,
@@ -725,7 +726,7 @@ mod tests {
         assert_eq!(config.data_dir, PathBuf::from("/tmp/ringstore-test"));
         assert_eq!(config.listen, "127.0.0.1:7379".parse().expect("address"));
         assert_eq!(config.shards, 2);
-        assert_eq!(config.partitions, PARTITIONS_DEFAULT);
+        assert_eq!(config.partitions, NODE_PARTITIONS_DEFAULT);
         assert_eq!(config.metrics, None);
         assert_eq!(config.io_memory_bytes, IO_MEMORY_BYTES_DEFAULT);
         assert_eq!(config.limits, Limits::default());
@@ -857,8 +858,8 @@ mod tests {
         let cases: &[(&[&str], String)] = &[
             (&["--shards=0"], format!("1..={SHARDS_MAX}")),
             (&["--shards=1025"], format!("1..={SHARDS_MAX}")),
-            (&["--shards=4", "--partitions=3"], format!("4..={PARTITIONS_MAX}")),
-            (&["--shards=1", "--partitions=65537"], format!("1..={PARTITIONS_MAX}")),
+            (&["--shards=4", "--partitions=3"], format!("4..={NODE_PARTITIONS_MAX}")),
+            (&["--shards=1", "--partitions=65537"], format!("1..={NODE_PARTITIONS_MAX}")),
             (&["--io-memory=4096"], format!("{IO_MEMORY_BYTES_MIN}..={IO_MEMORY_BYTES_MAX}")),
             (
                 &["--max-frame-bytes=1000"],

@@ -6,6 +6,7 @@ use ringstore_storage::table::{OpError, TableError};
 
 /// A request the node refuses or cannot complete; each has a stable code.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RequestError {
     #[error("durability bits are {code}; they must be 0 (Sync), 1 (WriteNoSync) or 2 (NoSync)")]
     BadDurability { code: u8 },
@@ -74,13 +75,12 @@ impl From<ErrorReply> for RequestError {
 
 /// Why the daemon did not start or did not stop cleanly.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum NodeError {
     #[error("{0}")]
     Config(#[from] crate::config::ConfigError),
     #[error("{0}")]
     Lock(#[from] crate::lock::LockError),
-    #[error("cannot listen on {addr}: {source}")]
-    Bind { addr: std::net::SocketAddr, source: std::io::Error },
     #[error("shard {shard}: {message}")]
     Shard { shard: usize, message: String },
     #[error("cannot start shard {shard}'s executor: {message}")]

@@ -122,6 +122,7 @@ pub fn encode(out: &mut Vec<u8>, meta: &RecordMeta, key: &[u8], value: &[u8]) {
 
 /// Why bytes at an offset are not a valid record.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DecodeError {
     /// Fewer bytes remain than the header and the key it claims.
     Truncated,

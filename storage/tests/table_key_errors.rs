@@ -94,7 +94,7 @@ fn whole_key_limit() {
     let a = Value::Binary(vec![1; 1022]);
     let b = Value::Binary(vec![2; 1022]);
     let bytes = encode_primary_key(&s, &[a, b]).expect("exactly 2 KiB is allowed");
-    assert_eq!(bytes.len(), TABLE_PREFIX_BYTES + KEY_BYTES_MAX);
+    assert_eq!(bytes.len(), TABLE_PREFIX_BYTES + ENCODED_KEY_BYTES_MAX);
 }
 
 #[test]

@@ -14,7 +14,8 @@ use common::{open_tables, run, sim, T0_MS};
 use ringstore_storage::constants::{BATCH_OPS_MAX, SCAN_LIMIT_MAX};
 use ringstore_storage::disk::sim::SimDisk;
 use ringstore_storage::table::limits::{
-    DURATION_SECONDS_MAX, KEY_BYTES_MAX, KEY_FIELD_BYTES_MAX, MAX_VERSIONS_MAX, ROW_BYTES_MAX,
+    DURATION_SECONDS_MAX, ENCODED_KEY_BYTES_MAX, KEY_FIELD_BYTES_MAX, MAX_VERSIONS_MAX,
+    ROW_BYTES_MAX,
 };
 use ringstore_storage::table::*;
 use ringstore_storage::{Durability, ManualClock};
@@ -321,7 +322,7 @@ fn whole_key_over_2048_bytes_207() {
         let e =
             refused(ts.put("wide", &row, SYNC).await, 207, "wide", &["the limit is 2048 bytes"]);
         match e {
-            TableError::KeyTooLarge { len, .. } => assert!(len > KEY_BYTES_MAX, "{len}"),
+            TableError::KeyTooLarge { len, .. } => assert!(len > ENCODED_KEY_BYTES_MAX, "{len}"),
             other => panic!("expected KeyTooLarge, got {other:?}"),
         }
         refused(ts.get("wide", &row, VersionSelect::Newest).await, 207, "wide", &["2048"]);

@@ -88,7 +88,9 @@ pub enum TableError {
          {KEY_FIELD_BYTES_MAX} bytes"
     )]
     KeyFieldTooLarge { table: String, field: String, len: usize },
-    #[error("table {table}: encoded key is {len} bytes; the limit is {KEY_BYTES_MAX} bytes")]
+    #[error(
+        "table {table}: encoded key is {len} bytes; the limit is {ENCODED_KEY_BYTES_MAX} bytes"
+    )]
     KeyTooLarge { table: String, len: usize },
     #[error("table {table}: ENUM field {field} has no value {value:?}; it allows {allowed}")]
     EnumValueNotInList { table: String, field: String, value: String, allowed: String },
@@ -180,7 +182,7 @@ pub enum TableError {
     RangeNotOnNextKeyField { table: String, field: String, expected: String },
 
     // Store-level settings (3xx).
-    #[error("partition count {count} is out of range; it must be 1..={PARTITIONS_MAX}")]
+    #[error("partition count {count} is out of range; it must be 1..={MAP_PARTITIONS_MAX}")]
     InvalidPartitionCount { count: u32 },
     #[error(
         "the data directory's partition map has {stored_partitions} partitions on \

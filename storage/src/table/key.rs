@@ -19,7 +19,7 @@ pub use named::{
 pub use range::{key_range, prefix_successor, FieldRange, KeyByteRange, RangeBound};
 
 use super::error::{TableError, TableResult};
-use super::limits::{KEY_BYTES_MAX, TABLE_PREFIX_BYTES};
+use super::limits::{ENCODED_KEY_BYTES_MAX, TABLE_PREFIX_BYTES};
 use super::schema::{TableId, TableSchema};
 use super::value::Value;
 use field::{decode_key_value, encode_key_value, Corrupt};
@@ -77,9 +77,12 @@ pub fn shard_key_prefix_len(schema: &TableSchema, key: &[u8]) -> TableResult<usi
 /// panic, so decoding then encoding gives back the same bytes.
 pub fn decode_primary_key(schema: &TableSchema, key: &[u8]) -> TableResult<Vec<Value>> {
     let mut pos = check_table(schema, key)?;
-    if key.len() - TABLE_PREFIX_BYTES > KEY_BYTES_MAX {
-        let what = "key is longer than KEY_BYTES_MAX";
-        return Err(corrupt(schema, Corrupt { offset: TABLE_PREFIX_BYTES + KEY_BYTES_MAX, what }));
+    if key.len() - TABLE_PREFIX_BYTES > ENCODED_KEY_BYTES_MAX {
+        let what = "key is longer than ENCODED_KEY_BYTES_MAX";
+        return Err(corrupt(
+            schema,
+            Corrupt { offset: TABLE_PREFIX_BYTES + ENCODED_KEY_BYTES_MAX, what },
+        ));
     }
     let mut values = Vec::with_capacity(schema.primary_key().len());
     for position in 0..schema.primary_key().len() {
@@ -123,10 +126,10 @@ fn encode_values<'a>(
     Ok(out)
 }
 
-/// Refuses an encoded key (or key prefix) whose fields pass [`KEY_BYTES_MAX`].
+/// Refuses an encoded key (or key prefix) whose fields pass [`ENCODED_KEY_BYTES_MAX`].
 fn check_len(schema: &TableSchema, key: &[u8]) -> TableResult<()> {
     let len = key.len() - TABLE_PREFIX_BYTES;
-    if len > KEY_BYTES_MAX {
+    if len > ENCODED_KEY_BYTES_MAX {
         return Err(TableError::KeyTooLarge { table: schema.name().to_string(), len });
     }
     Ok(())

@@ -18,8 +18,10 @@ pub const PRIMARY_KEY_FIELDS_MAX: usize = 8;
 /// Largest STRING or BINARY key field value, in raw bytes (before escaping).
 pub const KEY_FIELD_BYTES_MAX: usize = 1024;
 
-/// Largest encoded key, counting the encoded key fields and not the table prefix.
-pub const KEY_BYTES_MAX: usize = 2048;
+/// Largest encoded key (the table layer's limit, escaping counted), counting the encoded key
+/// fields and not the table prefix; the store's own limit on a raw key is
+/// [`crate::constants::KEY_BYTES_MAX`].
+pub const ENCODED_KEY_BYTES_MAX: usize = 2048;
 
 /// Bytes of the table prefix that starts every stored key: the table id, big-endian.
 pub const TABLE_PREFIX_BYTES: usize = 4;
@@ -28,10 +30,10 @@ pub const TABLE_PREFIX_BYTES: usize = 4;
 pub const ENUM_VALUES_MAX: usize = 1 << 16;
 
 /// Partitions of a store unless its creator chose otherwise.
-pub const PARTITIONS_DEFAULT: u32 = 4096;
+pub const MAP_PARTITIONS_DEFAULT: u32 = 4096;
 
 /// Most partitions of a store; the partition map keeps one entry per partition.
-pub const PARTITIONS_MAX: u32 = 1 << 20;
+pub const MAP_PARTITIONS_MAX: u32 = 1 << 20;
 
 /// Most shards a partition map can name; the map stores each owner as a `u16`.
 pub const SHARDS_MAX: u32 = 1024;
@@ -57,13 +59,14 @@ pub const MAX_VERSION_OFFSET_SECONDS_DEFAULT: u64 = 86_400;
 pub const DURATION_SECONDS_MAX: u64 = 1 << 32;
 
 // A stored key is the table prefix plus the encoded key; the store must accept the largest one.
-const _: () = assert!(TABLE_PREFIX_BYTES + KEY_BYTES_MAX <= crate::constants::KEY_BYTES_MAX);
-const _: () = assert!(KEY_FIELD_BYTES_MAX <= KEY_BYTES_MAX);
+const _: () =
+    assert!(TABLE_PREFIX_BYTES + ENCODED_KEY_BYTES_MAX <= crate::constants::KEY_BYTES_MAX);
+const _: () = assert!(KEY_FIELD_BYTES_MAX <= ENCODED_KEY_BYTES_MAX);
 const _: () = assert!(TABLE_FIELDS_MAX <= u16::MAX as usize);
 const _: () = assert!(PRIMARY_KEY_FIELDS_MAX <= TABLE_FIELDS_MAX);
 const _: () = assert!(ENUM_VALUES_MAX <= u16::MAX as usize + 1);
 const _: () = assert!(SHARDS_MAX <= u16::MAX as u32 + 1);
-const _: () = assert!(PARTITIONS_DEFAULT >= 1 && PARTITIONS_DEFAULT <= PARTITIONS_MAX);
+const _: () = assert!(MAP_PARTITIONS_DEFAULT >= 1 && MAP_PARTITIONS_DEFAULT <= MAP_PARTITIONS_MAX);
 const _: () = assert!(MAX_VERSIONS_DEFAULT >= 1 && MAX_VERSIONS_DEFAULT <= MAX_VERSIONS_MAX);
 const _: () = assert!(MAX_VERSION_OFFSET_SECONDS_DEFAULT <= DURATION_SECONDS_MAX);
 const _: () = assert!(DURATION_SECONDS_MAX <= (i64::MAX / 1000) as u64);

@@ -7,6 +7,7 @@ use crate::table::{CatalogError, TableError};
 /// Why a table operation failed. [`OpError::code`] is the stable code the protocol reports:
 /// 1xx-3xx table model, 4xx DDL, 5xx catalog, 6xx store (`docs/ERRORS.md`).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum OpError {
     #[error(transparent)]
     Table(#[from] TableError),

@@ -13,20 +13,20 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::error::{TableError, TableResult};
 use super::key::{encode_shard_key, shard_key_prefix_len};
-use super::limits::{PARTITIONS_DEFAULT, PARTITIONS_MAX};
+use super::limits::{MAP_PARTITIONS_DEFAULT, MAP_PARTITIONS_MAX};
 use super::schema::TableSchema;
 use super::value::Value;
 
 /// The seed of the partition hash. Changing it moves every row to another partition.
 pub const PARTITION_HASH_SEED: u64 = 0;
 
-/// The number of partitions of a store, 1..=[`PARTITIONS_MAX`], fixed at creation.
+/// The number of partitions of a store, 1..=[`MAP_PARTITIONS_MAX`], fixed at creation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PartitionCount(u32);
 
 impl PartitionCount {
     pub fn new(count: u32) -> TableResult<PartitionCount> {
-        if count == 0 || count > PARTITIONS_MAX {
+        if count == 0 || count > MAP_PARTITIONS_MAX {
             return Err(TableError::InvalidPartitionCount { count });
         }
         Ok(PartitionCount(count))
@@ -39,7 +39,7 @@ impl PartitionCount {
 
 impl Default for PartitionCount {
     fn default() -> PartitionCount {
-        PartitionCount(PARTITIONS_DEFAULT)
+        PartitionCount(MAP_PARTITIONS_DEFAULT)
     }
 }
 
@@ -98,10 +98,10 @@ mod tests {
     #[test]
     fn count_limits() {
         assert_eq!(PartitionCount::new(0).map_err(|e| e.code()), Err(301));
-        assert!(PartitionCount::new(PARTITIONS_MAX + 1).is_err());
+        assert!(PartitionCount::new(MAP_PARTITIONS_MAX + 1).is_err());
         assert_eq!(
-            PartitionCount::new(PARTITIONS_MAX).map(PartitionCount::get),
-            Ok(PARTITIONS_MAX)
+            PartitionCount::new(MAP_PARTITIONS_MAX).map(PartitionCount::get),
+            Ok(MAP_PARTITIONS_MAX)
         );
         assert_eq!(PartitionCount::default().get(), 4096);
     }
