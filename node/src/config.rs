@@ -98,7 +98,8 @@ const _: () = assert!(NODE_PARTITIONS_MAX <= table_limits::MAP_PARTITIONS_MAX);
 const _: () = assert!(IO_MEMORY_BYTES_MIN <= IO_MEMORY_BYTES_DEFAULT);
 const _: () = assert!(IO_MEMORY_BYTES_DEFAULT <= IO_MEMORY_BYTES_MAX);
 const _: () = assert!(
-    (FRAME_BODY_BYTES_MIN as usize) > table_limits::ROW_BYTES_MAX + table_limits::ENCODED_KEY_BYTES_MAX
+    (FRAME_BODY_BYTES_MIN as usize)
+        > table_limits::ROW_BYTES_MAX + table_limits::ENCODED_KEY_BYTES_MAX
 );
 const _: () = assert!(FRAME_BODY_BYTES_MIN <= FRAME_BODY_BYTES_DEFAULT);
 const _: () = assert!(CONNECTIONS_MAX_MIN <= CONNECTIONS_MAX_DEFAULT);
