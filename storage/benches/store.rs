@@ -52,8 +52,6 @@ const LATENCY_SAMPLE_EVERY: u64 = 8;
 const SCAN_PAGE_ROWS: usize = 1000;
 /// Highest latency the histograms hold: 60 s in nanoseconds.
 const LATENCY_NS_MAX: u64 = 60_000_000_000;
-/// Kernel clock ticks per second for `/proc/self/stat` (USER_HZ, 100 on every Linux target).
-const CLOCK_TICKS_PER_SEC: u64 = 100;
 
 const TARGET_LOAD_OPS_PER_SEC: f64 = 1_000_000.0;
 const TARGET_SYNC_OPS_PER_SEC: f64 = 200_000.0;
@@ -61,6 +59,7 @@ const TARGET_HIT_OPS_PER_SEC: f64 = 2_000_000.0;
 const TARGET_INDEX_OVERHEAD_BYTES_PER_KEY: f64 = 32.0;
 const TARGET_RECOVERY_SECS: f64 = 0.5;
 
+use bench_env::measure::{Meter, PerfFifo, Sample};
 use bench_env::BenchResult;
 
 #[derive(Parser, Debug, Clone)]
@@ -275,7 +274,7 @@ async fn load(b: &mut Bench, store: &Store, rng: &mut SmallRng) -> BenchResult<(
         let put = store.put(b.keys.get(k as usize), &b.value, opts);
         timed(i as u64, &mut hist, put).await.map_err(|e| format!("load put: {e}"))?;
     }
-    let sample = meter.finish(&mut b.perf, order.len() as u64, Some(&hist));
+    let sample = meter.finish(&mut b.perf.fifo, order.len() as u64).with_latency(Some(&hist));
     let drain = Instant::now();
     store.sync().await.map_err(|e| format!("sync after load: {e}"))?;
     let drain_secs = drain.elapsed().as_secs_f64();
@@ -293,7 +292,7 @@ async fn get_hit(b: &mut Bench, store: &Rc<Store>) -> BenchResult<()> {
     let before = store.stats();
     let meter = b.perf.start_unprofiled();
     let warm = store.warm_cache().await.map_err(|e| format!("warm_cache: {e}"))?;
-    let sample = meter.finish(&mut b.perf, warm.records_cached, None);
+    let sample = meter.finish(&mut b.perf.fifo, warm.records_cached).with_latency(None);
     b.rows.push(Row::measured("cache warm-up, sequential log reads", sample, Target::None));
     b.note(format!(
         "cache warm-up: {} segments, {} MiB read, {} records cached",
@@ -313,7 +312,7 @@ async fn get_hit(b: &mut Bench, store: &Rc<Store>) -> BenchResult<()> {
         let got = timed(i, &mut hist, store.get(b.keys.get(k))).await;
         check_value(got, b.keys.get(k), b.value.len())?;
     }
-    let sample = meter.finish(&mut b.perf, b.args.hit_gets, Some(&hist));
+    let sample = meter.finish(&mut b.perf.fifo, b.args.hit_gets).with_latency(Some(&hist));
     let target = Target::AtLeast { per_sec: TARGET_HIT_OPS_PER_SEC };
     b.rows.push(Row::measured("get cache hit (1 task, random keys)", sample, target));
     b.note(cache_note("cache during get-hit", &filled, &store.stats()));
@@ -333,7 +332,7 @@ async fn put_nosync(b: &mut Bench, store: &Store) -> BenchResult<()> {
         let put = store.put(b.keys.get(k), &b.value, opts);
         timed(i, &mut hist, put).await.map_err(|e| format!("overwrite put: {e}"))?;
     }
-    let sample = meter.finish(&mut b.perf, ops, Some(&hist));
+    let sample = meter.finish(&mut b.perf.fifo, ops).with_latency(Some(&hist));
     store.sync().await.map_err(|e| format!("sync after overwrites: {e}"))?;
     b.rows.push(Row::measured("put NoSync overwrite (1 task)", sample, Target::None));
     Ok(())
@@ -363,7 +362,7 @@ async fn put_concurrent(b: &mut Bench, store: &Rc<Store>, phase: Phase) -> Bench
         }
     })
     .await?;
-    let sample = meter.finish(&mut b.perf, ops, Some(&hist));
+    let sample = meter.finish(&mut b.perf.fifo, ops).with_latency(Some(&hist));
     let after = store.stats().counters;
     b.rows.push(Row::measured(&format!("{name} ({writers} tasks)"), sample, target));
     b.note(group_commit_note(name, &before, &after));
@@ -383,7 +382,7 @@ async fn get_miss(b: &mut Bench, store: &Rc<Store>) -> BenchResult<()> {
         }
     })
     .await?;
-    let sample = meter.finish(&mut b.perf, ops, Some(&hist));
+    let sample = meter.finish(&mut b.perf.fifo, ops).with_latency(Some(&hist));
     b.rows.push(Row::measured(
         &format!("get cache miss, disk ({readers} tasks)"),
         sample,
@@ -414,7 +413,7 @@ async fn scan(b: &mut Bench, store: &Store, keys_only: bool) -> BenchResult<()> 
             None => break,
         }
     }
-    let sample = meter.finish(&mut b.perf, rows, None);
+    let sample = meter.finish(&mut b.perf.fifo, rows).with_latency(None);
     if keys_only && rows != b.keys.len() as u64 {
         return Err(format!("keys-only scan returned {rows} rows, expected {}", b.keys.len()));
     }
@@ -485,7 +484,7 @@ async fn timed_reopen(
     let meter = b.perf.start(Phase::Recovery);
     let store = open(&b.dir, cfg.clone()).await?;
     let keys = store.stats().keys;
-    let sample = meter.finish(&mut b.perf, keys, None);
+    let sample = meter.finish(&mut b.perf.fifo, keys).with_latency(None);
     let what = if drop_checkpoint {
         "close before the no-checkpoint reopen"
     } else {
@@ -659,103 +658,23 @@ impl Keys {
 // Measurement
 // ---------------------------------------------------------------------------------------------
 
-/// Wall clock and CPU time at the start of a measured loop.
-struct Meter {
-    started: Instant,
-    thread_cpu_ns: u64,
-    process_cpu_ns: u64,
-    profiled: bool,
-}
-
-/// What one measured loop did.
-struct Sample {
-    ops: u64,
-    secs: f64,
-    thread_cpu_ns: u64,
-    process_cpu_ns: u64,
-    latency_ns: Option<[u64; 3]>,
-}
-
-impl Meter {
-    fn finish(self, perf: &mut PerfControl, ops: u64, hist: Option<&Histogram<u64>>) -> Sample {
-        let secs = self.started.elapsed().as_secs_f64();
-        let thread_cpu_ns = thread_cpu_ns().saturating_sub(self.thread_cpu_ns);
-        let process_cpu_ns = process_cpu_ns().saturating_sub(self.process_cpu_ns);
-        if self.profiled {
-            perf.send("disable");
-        }
-        let latency_ns = hist.filter(|h| !h.is_empty()).map(|h| {
-            [h.value_at_quantile(0.50), h.value_at_quantile(0.99), h.value_at_quantile(0.999)]
-        });
-        Sample { ops, secs, thread_cpu_ns, process_cpu_ns, latency_ns }
-    }
-}
-
-/// CPU time of the calling thread (the shard), from the scheduler's nanosecond accounting.
-fn thread_cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
-        .unwrap_or(0)
-}
-
-/// User plus system CPU time of the whole process, in clock ticks turned into nanoseconds.
-fn process_cpu_ns() -> u64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return 0 };
-    let Some((_, rest)) = stat.rsplit_once(')') else { return 0 };
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // After the command name: state is field 3 of proc(5), utime 14 and stime 15.
-    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    (ticks(11) + ticks(12)) * (1_000_000_000 / CLOCK_TICKS_PER_SEC)
-}
-
-/// Writes `enable`/`disable` to a `perf record --control` FIFO around the chosen phase's loop.
+/// The perf FIFO and the phase to profile (`--phase` with `RINGSTORE_PERF_CTL`).
 struct PerfControl {
     phase: Option<Phase>,
-    fifo: Option<std::fs::File>,
+    fifo: PerfFifo,
 }
 
 impl PerfControl {
     fn from_env(phase: Option<Phase>) -> BenchResult<PerfControl> {
-        let fifo = match std::env::var_os("RINGSTORE_PERF_CTL") {
-            None => None,
-            Some(path) => {
-                Some(std::fs::OpenOptions::new().write(true).open(&path).map_err(|e| {
-                    format!("open perf control FIFO {}: {e}", Path::new(&path).display())
-                })?)
-            }
-        };
-        Ok(PerfControl { phase, fifo })
+        Ok(PerfControl { phase, fifo: PerfFifo::from_env()? })
     }
 
     fn start(&mut self, phase: Phase) -> Meter {
-        let profiled = self.fifo.is_some() && self.phase == Some(phase);
-        if profiled {
-            self.send("enable");
-        }
-        Meter {
-            started: Instant::now(),
-            thread_cpu_ns: thread_cpu_ns(),
-            process_cpu_ns: process_cpu_ns(),
-            profiled,
-        }
+        self.fifo.start(self.phase == Some(phase))
     }
 
     fn start_unprofiled(&mut self) -> Meter {
-        Meter {
-            started: Instant::now(),
-            thread_cpu_ns: thread_cpu_ns(),
-            process_cpu_ns: process_cpu_ns(),
-            profiled: false,
-        }
-    }
-
-    fn send(&mut self, cmd: &str) {
-        if let Some(f) = self.fifo.as_mut() {
-            if let Err(e) = writeln!(f, "{cmd}").and_then(|()| f.flush()) {
-                eprintln!("perf control: cannot send {cmd}: {e}");
-            }
-        }
+        Meter::start()
     }
 }
 

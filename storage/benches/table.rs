@@ -40,8 +40,7 @@ mod bench_env;
 use std::cell::Cell;
 use std::future::Future;
 use std::hint::black_box;
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Instant;
 
@@ -67,8 +66,6 @@ const CACHE_BYTES: u64 = 256 * 1024 * 1024;
 const MICRO_INPUTS: usize = 1024;
 /// The target: the table layer costs at most this share of the raw store's rate.
 const TARGET_TABLE_COST_MAX: f64 = 0.25;
-/// Kernel clock ticks per second for `/proc/self/stat` (USER_HZ, 100 on every Linux target).
-const CLOCK_TICKS_PER_SEC: u64 = 100;
 /// Digits of the product number in `productName`; bounds `--keys`.
 const PRODUCT_DIGITS: usize = 8;
 /// First event timestamp of the events key (2023-11-14, ms since the epoch).
@@ -90,6 +87,7 @@ const COLORS: [&str; 3] = ["blue", "green", "red"];
 const SIZES: [&str; 3] = ["small", "medium", "large"];
 const LEVELS: [&str; 4] = ["debug", "info", "warn", "error"];
 
+use bench_env::measure::{Meter, PerfFifo, Sample};
 use bench_env::BenchResult;
 
 #[derive(Parser, Debug, Clone)]
@@ -642,7 +640,7 @@ async fn load(b: &mut Bench, work: &Workload) -> BenchResult<()> {
     for &k in &order {
         table_put(&b.tables, k).await?;
     }
-    let s = meter.finish(order.len() as u64);
+    let s = meter.finish(&mut b.perf.fifo, order.len() as u64);
     b.note(format!(
         "load (new rows, table put, NoSync, 1 task): {} rows in {:.3} s, {:.0} rows/s, shard CPU {:.3} us/row",
         s.ops,
@@ -683,7 +681,7 @@ async fn round(b: &mut Bench, work: &Rc<Workload>, pair: usize, side: Side) -> B
     let order = shuffled(work.len(), seed ^ 0x1);
     let meter = b.perf.start(side, Pass::Put);
     put_pass(b, work, side, &order).await?;
-    let sample = meter.finish(&mut b.perf, order.len() as u64);
+    let sample = meter.finish(&mut b.perf.fifo, order.len() as u64);
     b.rounds.push(RoundResult { pair, side, pass: Pass::Put, sample });
     settle(b, &format!("pair {pair} {} get-miss", side.name())).await?;
 
@@ -693,7 +691,7 @@ async fn round(b: &mut Bench, work: &Rc<Workload>, pair: usize, side: Side) -> B
     let before = b.tables.store().stats().cache;
     let meter = b.perf.start(side, Pass::GetMiss);
     get_miss_pass(b, work, side, order.clone()).await?;
-    let sample = meter.finish(&mut b.perf, order.len() as u64);
+    let sample = meter.finish(&mut b.perf.fifo, order.len() as u64);
     b.rounds.push(RoundResult { pair, side, pass: Pass::GetMiss, sample });
     let after = b.tables.store().stats().cache;
     let (miss_hits, miss_misses) = (after.hits - before.hits, after.misses - before.misses);
@@ -702,7 +700,7 @@ async fn round(b: &mut Bench, work: &Rc<Workload>, pair: usize, side: Side) -> B
 
     let meter = b.perf.start(side, Pass::GetHit);
     get_hit_pass(b, work, side, seed ^ 0x3).await?;
-    let sample = meter.finish(&mut b.perf, work.len() as u64);
+    let sample = meter.finish(&mut b.perf.fifo, work.len() as u64);
     b.rounds.push(RoundResult { pair, side, pass: Pass::GetHit, sample });
     let end = b.tables.store().stats().cache;
     b.note(format!(
@@ -870,126 +868,21 @@ fn shuffled(n: usize, seed: u64) -> Vec<u32> {
 // Measurement
 // ---------------------------------------------------------------------------------------------
 
-/// Wall clock and CPU time at the start of a measured loop.
-struct Meter {
-    started: Instant,
-    thread_cpu_ns: u64,
-    process_cpu_ns: u64,
-    profiled: bool,
-}
-
-/// What one measured loop did.
-#[derive(Clone, Copy)]
-struct Sample {
-    ops: u64,
-    secs: f64,
-    thread_cpu_ns: u64,
-    process_cpu_ns: u64,
-}
-
-impl Sample {
-    fn rate(&self) -> f64 {
-        self.ops as f64 / self.secs
-    }
-
-    fn thread_us_per_op(&self) -> f64 {
-        self.thread_cpu_ns as f64 / 1000.0 / self.ops as f64
-    }
-
-    fn process_us_per_op(&self) -> f64 {
-        self.process_cpu_ns as f64 / 1000.0 / self.ops as f64
-    }
-}
-
-impl Meter {
-    fn start() -> Meter {
-        Meter {
-            started: Instant::now(),
-            thread_cpu_ns: thread_cpu_ns(),
-            process_cpu_ns: process_cpu_ns(),
-            profiled: false,
-        }
-    }
-
-    fn finish(&self, ops: u64) -> Sample {
-        Sample {
-            ops,
-            secs: self.started.elapsed().as_secs_f64(),
-            thread_cpu_ns: thread_cpu_ns().saturating_sub(self.thread_cpu_ns),
-            process_cpu_ns: process_cpu_ns().saturating_sub(self.process_cpu_ns),
-        }
-    }
-}
-
-/// CPU time of the calling thread (the shard), from the scheduler's nanosecond accounting.
-fn thread_cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
-        .unwrap_or(0)
-}
-
-/// User plus system CPU time of the whole process, in clock ticks turned into nanoseconds.
-fn process_cpu_ns() -> u64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return 0 };
-    let Some((_, rest)) = stat.rsplit_once(')') else { return 0 };
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // After the command name: state is field 3 of proc(5), utime 14 and stime 15.
-    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    (ticks(11) + ticks(12)) * (1_000_000_000 / CLOCK_TICKS_PER_SEC)
-}
-
-/// Writes `enable`/`disable` to a `perf record --control` FIFO around the chosen pass.
+/// The perf FIFO and the pass to profile (`--profile-side`, `--profile-pass` with
+/// `RINGSTORE_PERF_CTL`).
 struct PerfControl {
     side: Side,
     pass: Option<Pass>,
-    fifo: Option<std::fs::File>,
-}
-
-/// A measured loop that may be profiled.
-struct PassMeter {
-    meter: Meter,
-}
-
-impl PassMeter {
-    fn finish(self, perf: &mut PerfControl, ops: u64) -> Sample {
-        let sample = self.meter.finish(ops);
-        if self.meter.profiled {
-            perf.send("disable");
-        }
-        sample
-    }
+    fifo: PerfFifo,
 }
 
 impl PerfControl {
     fn from_env(side: Side, pass: Option<Pass>) -> BenchResult<PerfControl> {
-        let fifo = match std::env::var_os("RINGSTORE_PERF_CTL") {
-            None => None,
-            Some(path) => {
-                Some(std::fs::OpenOptions::new().write(true).open(&path).map_err(|e| {
-                    format!("open perf control FIFO {}: {e}", Path::new(&path).display())
-                })?)
-            }
-        };
-        Ok(PerfControl { side, pass, fifo })
+        Ok(PerfControl { side, pass, fifo: PerfFifo::from_env()? })
     }
 
-    fn start(&mut self, side: Side, pass: Pass) -> PassMeter {
-        let profiled = self.fifo.is_some() && self.side == side && self.pass == Some(pass);
-        if profiled {
-            self.send("enable");
-        }
-        let mut meter = Meter::start();
-        meter.profiled = profiled;
-        PassMeter { meter }
-    }
-
-    fn send(&mut self, cmd: &str) {
-        if let Some(f) = self.fifo.as_mut() {
-            if let Err(e) = writeln!(f, "{cmd}").and_then(|()| f.flush()) {
-                eprintln!("perf control: cannot send {cmd}: {e}");
-            }
-        }
+    fn start(&mut self, side: Side, pass: Pass) -> Meter {
+        self.fifo.start(self.side == side && self.pass == Some(pass))
     }
 }
 

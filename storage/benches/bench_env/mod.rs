@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+pub mod measure;
+
 pub type BenchResult<T> = Result<T, String>;
 
 /// The store's parent directory (see [`bench_dir`]), its filesystem, and the guard; refused on
