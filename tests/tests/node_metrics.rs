@@ -5,6 +5,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
+use ringstore_node::metrics_text::{described_names, UNKNOWN_HELP};
 use ringstore_storage::table::Value;
 use ringstore_tests::Node;
 
@@ -43,6 +44,14 @@ fn metrics_endpoint_serves_every_shard_in_prometheus_text() {
         assert!(reply.contains(&format!("ringstore_index_keys{{shard=\"{shard}\"}}")));
     }
     assert_eq!(total, 50, "the endpoint agrees with the Stats request");
+
+    // The statistics a shard reports (shard.rs) and the ones the metrics table describes
+    // (metrics_text.rs) are two lists: they must name the same statistics.
+    let undescribed: Vec<&str> = reply.lines().filter(|l| l.ends_with(UNKNOWN_HELP)).collect();
+    assert!(undescribed.is_empty(), "reported but not described: {undescribed:?}");
+    let reported: Vec<&str> = stats[0].values.iter().map(|(name, _)| name.as_str()).collect();
+    let unreported: Vec<&str> = described_names().filter(|n| !reported.contains(n)).collect();
+    assert!(unreported.is_empty(), "described but not reported: {unreported:?}");
 
     assert!(http_get(metrics, "/other").starts_with("HTTP/1.1 404"));
     assert!(node.terminate().success());
