@@ -14,8 +14,9 @@ use crate::mesh::ShardMsg;
 use crate::shard::Shard;
 use crate::table_ops::scan_page;
 
-/// Serves the messages shard `from` sends here until it closes its channel. Each message runs
-/// in its own task, so a slow one does not hold up the rest.
+/// Serves the messages one peer sends here (`rx`, the receiving end of its channel) until it
+/// closes the channel. Each message runs in its own task, so a slow one does not hold up the
+/// rest.
 pub async fn serve_peer(shard: Rc<Shard>, rx: ConnectedReceiver<ShardMsg>) {
     while let Some(msg) = rx.recv().await {
         let shard = shard.clone();
