@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use ringstore_storage::table::catalog::{CATALOG_FILE, CATALOG_TMP_FILE};
 
-use crate::daemon::shard_dir;
+use crate::config::shard_dir;
 
 /// Compares the catalogs of `shards` shards under `data_dir`; copies shard 0's over the others
 /// that differ if `repair`. The error names every shard that differs and what to do.

@@ -401,6 +401,12 @@ pub fn memlock_soft_limit_bytes() -> Result<Option<u64>, ConfigError> {
     Ok((soft != libc::RLIM_INFINITY).then_some(soft))
 }
 
+/// The directory of shard `id`'s store inside the data directory (the daemon opens it,
+/// `catalog_check.rs` compares the catalogs in it).
+pub fn shard_dir(data_dir: &Path, id: usize) -> PathBuf {
+    data_dir.join(format!("shard-{id}"))
+}
+
 /// Shards unless `--shards` says otherwise: one per CPU this process may run on.
 pub fn shards_default() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(SHARDS_MIN, SHARDS_MAX)

@@ -38,12 +38,14 @@ use zerocopy::FromBytes;
 
 use crate::budget::BufferBudget;
 use crate::config::Limits;
+use crate::counters::Counters;
 use crate::dispatch::{error_frame, handle_frame};
 use crate::durable_acks::Waiting;
 use crate::error::RequestError;
+use crate::inflight::InflightSlot;
 use crate::inline::{self, Inline};
 use crate::output::{Output, WRITE_CHUNK_BYTES};
-use crate::shard::{Counters, InflightSlot, Shard};
+use crate::shard::Shard;
 use ringstore_storage::DurableWait;
 
 /// Bytes the read buffer starts with and reads at a time; it grows past this only for a larger
@@ -568,7 +570,7 @@ fn start_request(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8], re
     glommio::spawn_local(async move {
         let frame = handle_frame(&shard, h, &owned, false).await;
         shard.buffers.give(owned);
-        out.finish(&shard, frame, slot);
+        out.finish(&shard.buffers, frame, slot);
         out.unreserve(reserved);
     })
     .detach();

@@ -17,7 +17,6 @@
 //! process exits 0.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::{mpsc, Arc};
 
@@ -29,19 +28,20 @@ use ringstore_storage::disk::dma::DmaDisk;
 use ringstore_storage::table::{PartitionCount, PartitionMap, TableStore};
 use ringstore_storage::SystemClock;
 
+use crate::ack_task;
 use crate::budget::BufferBudget;
 use crate::buffers::BufPool;
-use crate::config::NodeConfig;
+use crate::config::{shard_dir, NodeConfig};
 use crate::connection_cap::ConnectionCap;
-use crate::durable_acks;
+use crate::counters::Counters;
 use crate::error::NodeError;
 use crate::fd_limit;
 use crate::lock::DataDirLock;
 use crate::mesh::MeshEnds;
 use crate::ports;
-use crate::shard::{Counters, Shard};
+use crate::shard::Shard;
 use crate::shutdown::Shutdown;
-use crate::{forward, listener, metrics_http, resume};
+use crate::{listener, metrics_http, peer, resume};
 
 /// What a running node reports once every shard is ready.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -236,11 +236,6 @@ struct ShardStart {
     node_connections: Arc<ConnectionCap>,
 }
 
-/// The directory of shard `id`'s store.
-pub fn shard_dir(data_dir: &Path, id: usize) -> PathBuf {
-    data_dir.join(format!("shard-{id}"))
-}
-
 async fn run_shard(start: ShardStart) -> Result<(), String> {
     let id = start.id;
     let report = start.report.clone();
@@ -322,10 +317,10 @@ async fn serve_shard(start: ShardStart) -> Result<(), String> {
         acks: Default::default(),
         scratch: Default::default(),
     });
-    let acks_task = glommio::spawn_local(durable_acks::run(shard.clone()));
+    let acks_task = glommio::spawn_local(ack_task::run(shard.clone()));
     let mut peer_tasks = Vec::new();
     for rx in receivers {
-        peer_tasks.push(glommio::spawn_local(forward::serve_peer(shard.clone(), rx)));
+        peer_tasks.push(glommio::spawn_local(peer::serve_peer(shard.clone(), rx)));
     }
     let shared_task =
         glommio::spawn_local(listener::accept_loop(shard.clone(), shared_listener, "shared"));

@@ -1,7 +1,8 @@
 //! One request frame in, one response frame out: decode the body, route it (`router.rs`), then
 //! run it here (`table_ops.rs`), forward it to the owning shard (`forward.rs`) or coordinate it
-//! across shards (`fanout.rs`). Every failure becomes an error response with the code and
-//! message of the error; nothing here panics on client input.
+//! across shards (`fanout.rs`). A forwarded request comes back in here on its owner (`peer.rs`),
+//! where it is decoded and routed a second time. Every failure becomes an error response with
+//! the code and message of the error; nothing here panics on client input.
 
 use std::rc::Rc;
 
@@ -10,9 +11,10 @@ use ringstore_net::request::{durability_of, Request};
 use ringstore_net::{FrameHeader, Header, Opcode, Writer};
 use zerocopy::IntoBytes;
 
+use crate::counters::Counters;
 use crate::error::RequestError;
 use crate::router::{route, Route};
-use crate::shard::{Counters, Shard};
+use crate::shard::Shard;
 use crate::{fanout, forward, table_ops};
 
 /// Answers one request frame. `forwarded` is set when another shard sent it here because this
@@ -63,7 +65,7 @@ async fn respond(
     match r {
         Route::Local => table_ops::run(shard, &req, durability, out).await.map(|()| None),
         Route::Forward(to) => forward::forward(shard, to, header, body).await.map(Some),
-        Route::FanOut => fanout::run(shard, &req, body, out).await.map(|()| None),
+        Route::FanOut(kind) => fanout::run(shard, kind, body, out).await.map(|()| None),
         Route::NotOwner(owner) => Err(RequestError::NotOwner { shard: shard.id, owner }),
     }
 }

@@ -8,27 +8,29 @@
 
 use std::rc::Rc;
 
-use ringstore_net::request::Request;
 use ringstore_net::{response, ErrorReply, Writer};
 use ringstore_storage::table::{CatalogTable, Outcome, TableError, TableRow};
 
 use crate::error::RequestError;
-use crate::forward::{ask, scan_page};
+use crate::forward::ask;
 use crate::mesh::ShardMsg;
+use crate::router::FanOutKind;
 use crate::shard::Shard;
-use crate::table_ops;
+use crate::table_ops::{self, scan_page};
 
 /// Bytes of the shard number at the start of a fanned-out scan's resume token.
 const SCAN_TOKEN_SHARD_BYTES: usize = 2;
 
+/// Runs a request `router.rs` fanned out and writes the response body into `out`; `body` is
+/// the request's body, which a scan sends on to the other shards.
 pub async fn run(
     shard: &Rc<Shard>,
-    req: &Request<'_>,
+    kind: FanOutKind<'_>,
     body: &[u8],
     out: &mut Writer,
 ) -> Result<(), RequestError> {
-    match req {
-        Request::Stats => {
+    match kind {
+        FanOutKind::Stats => {
             let mut all = Vec::with_capacity(shard.shards());
             for s in 0..shard.shards() {
                 all.push(if s == shard.id {
@@ -40,18 +42,17 @@ pub async fn run(
             response::encode_stats(out, &all);
             Ok(())
         }
-        Request::Ddl { text } => {
+        FanOutKind::Ddl { text } => {
             let outcomes = ddl(shard, text).await?;
             response::encode_ddl(out, &outcomes);
             Ok(())
         }
-        Request::Scan { table, range } => {
+        FanOutKind::Scan { table, range } => {
             let t = shard.tables.table(table)?;
             let (rows, resume) = scan(shard, &t, table, range.limit, range.resume, body).await?;
             response::encode_page(out, t.schema(), &rows, resume.as_deref());
             Ok(())
         }
-        _ => unreachable!("router.rs fans out only Stats, DDL and scans"),
     }
 }
 

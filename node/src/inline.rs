@@ -32,10 +32,11 @@ use ringstore_storage::Durability;
 use ringstore_storage::DurableWait;
 use zerocopy::IntoBytes;
 
+use crate::counters::Counters;
 use crate::dispatch::response_header;
 use crate::error::RequestError;
 use crate::router::{route, Route};
-use crate::shard::{Counters, Shard};
+use crate::shard::Shard;
 use crate::table_ops::OwnedWrite;
 
 /// What the inline path did with a request.

@@ -4,10 +4,12 @@
 //! A request's path (docs/ARCHITECTURE.md "A request through the node"):
 //! [`listener`] accepts -> [`connection`] reads a frame -> [`dispatch`] decodes it and asks
 //! [`router`] where it runs -> [`table_ops`] runs it on the owning shard's tables (or
-//! [`forward`] sends it over the [`mesh`] to the owner, or [`fanout`] coordinates it across
-//! shards) -> the response frame goes back through [`connection`]'s output buffer.
+//! [`forward`] sends it over the [`mesh`] to the owner, where [`peer`] hands it to [`dispatch`]
+//! again, or [`fanout`] coordinates it across shards) -> the response frame goes back through
+//! [`connection`]'s output buffer.
 //! [`daemon`] starts and stops it all; [`shutdown`] is the drain barrier.
 
+pub mod ack_task;
 pub mod budget;
 pub mod buffers;
 pub mod catalog_check;
@@ -15,6 +17,7 @@ pub mod cli;
 pub mod config;
 pub mod connection;
 pub mod connection_cap;
+pub mod counters;
 pub mod cpus;
 pub mod daemon;
 pub mod dispatch;
@@ -23,6 +26,7 @@ pub mod error;
 pub mod fanout;
 pub mod fd_limit;
 pub mod forward;
+pub mod inflight;
 pub mod inline;
 pub mod listener;
 pub mod lock;
@@ -33,6 +37,7 @@ pub mod metrics_text;
 pub mod notify;
 pub mod output;
 pub mod panic_policy;
+pub mod peer;
 pub mod ports;
 pub mod resume;
 pub mod router;

@@ -133,6 +133,12 @@ const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
     ("write_resumes", Counter, "Times the shard took writes again after refusing them."),
 ];
 
+/// Every statistic this table describes (names without the `ringstore_` prefix). A test
+/// (`tests/tests/node_metrics.rs`) checks that the shards report exactly these.
+pub fn described_names() -> impl Iterator<Item = &'static str> {
+    DESCRIPTIONS.iter().map(|(name, _, _)| *name)
+}
+
 /// Help text and type of a statistic (its name without the `ringstore_` prefix).
 pub fn describe(name: &str) -> (&'static str, Kind) {
     if let Some(&(_, kind, help)) = DESCRIPTIONS.iter().find(|(known, _, _)| *known == name) {

@@ -9,7 +9,9 @@ use std::os::fd::RawFd;
 use std::rc::Rc;
 
 use crate::budget::BufferBudget;
-use crate::shard::{Counters, InflightSlot, Shard};
+use crate::buffers::BufPool;
+use crate::counters::Counters;
+use crate::inflight::InflightSlot;
 
 /// Bytes handed to the socket at a time; each must be taken within the read timeout.
 pub const WRITE_CHUNK_BYTES: usize = 256 * 1024;
@@ -170,9 +172,9 @@ impl Output {
     }
 
     /// Queues a finished request's response and gives back its slot and buffer.
-    pub(crate) fn finish(&self, shard: &Shard, frame: Vec<u8>, slot: InflightSlot) {
+    pub(crate) fn finish(&self, buffers: &BufPool, frame: Vec<u8>, slot: InflightSlot) {
         self.push(&frame);
-        shard.buffers.give(frame);
+        buffers.give(frame);
         drop(slot);
         self.inflight.set(self.inflight.get() - 1);
         self.finished.notify(usize::MAX);

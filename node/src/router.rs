@@ -8,7 +8,7 @@
 //! agree. Anything the table layer will refuse (unknown table, a key that does not cover the
 //! shard key, a mistyped key value) runs locally, where the table layer gives the error.
 
-use ringstore_net::request::{Request, WriteBody};
+use ringstore_net::request::{RangeBody, Request, WriteBody};
 use ringstore_net::route::partition_of_fields;
 use ringstore_net::FieldList;
 
@@ -18,35 +18,48 @@ use crate::shard::Shard;
 pub const DDL_COORDINATOR: usize = 0;
 
 /// Where a request runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Route {
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Route<'r> {
     /// On the receiving shard.
     Local,
     /// On this shard, which owns the request's partition (or coordinates DDL).
     Forward(usize),
-    /// Coordinated by the receiving shard across every shard.
-    FanOut,
+    /// Coordinated by the receiving shard across every shard (`fanout.rs`).
+    FanOut(FanOutKind<'r>),
     /// Forwarded here, but by this shard's catalog the key's partition belongs to shard `owner`:
     /// the two shards routed with different schemas (a DROP + CREATE that changed the shard key
     /// was being applied). Refused with 724, never run on a shard that does not own the row.
     NotOwner(usize),
 }
 
+/// The requests that are coordinated across every shard, with what `fanout.rs` needs of each:
+/// naming them here lets the coordinator match only these, so a new request kind cannot reach
+/// it by mistake.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FanOutKind<'r> {
+    /// Every shard's statistics.
+    Stats,
+    /// DDL text, applied on every shard in the order shard 0 gives.
+    Ddl { text: &'r str },
+    /// A scan without a whole shard key: every shard's rows in turn.
+    Scan { table: &'r str, range: RangeBody<'r> },
+}
+
 /// Decides where `req`, received by `shard`, runs. A request another shard `forwarded` here
 /// runs here: this shard owns its partition, or is the DDL coordinator.
-pub fn route(shard: &Shard, req: &Request<'_>, forwarded: bool) -> Route {
+pub fn route<'r>(shard: &Shard, req: &'r Request<'r>, forwarded: bool) -> Route<'r> {
     if forwarded {
         return match req {
-            Request::Ddl { .. } => Route::FanOut,
+            Request::Ddl { text } => Route::FanOut(FanOutKind::Ddl { text }),
             _ => check_forwarded(keyed(req).and_then(|(table, key)| by_key(shard, table, key))),
         };
     }
     match req {
         Request::Ping | Request::Hello | Request::Describe { .. } => Route::Local,
-        Request::Stats => Route::FanOut,
-        Request::Ddl { .. } => {
+        Request::Stats => Route::FanOut(FanOutKind::Stats),
+        Request::Ddl { text } => {
             if shard.id == DDL_COORDINATOR {
-                Route::FanOut
+                Route::FanOut(FanOutKind::Ddl { text })
             } else {
                 Route::Forward(DDL_COORDINATOR)
             }
@@ -64,7 +77,9 @@ pub fn route(shard: &Shard, req: &Request<'_>, forwarded: bool) -> Route {
         }
         Request::Scan { table, range } => match by_key(shard, table, range.key) {
             Some(route) => route,
-            None if shard.tables.table(table).is_ok() => Route::FanOut,
+            None if shard.tables.table(table).is_ok() => {
+                Route::FanOut(FanOutKind::Scan { table, range: *range })
+            }
             None => Route::Local,
         },
     }
@@ -72,7 +87,7 @@ pub fn route(shard: &Shard, req: &Request<'_>, forwarded: bool) -> Route {
 
 /// Where a forwarded request runs, given the route this shard's own catalog gives its key: here,
 /// unless that names another owner.
-fn check_forwarded(own_route: Option<Route>) -> Route {
+fn check_forwarded(own_route: Option<Route<'_>>) -> Route<'_> {
     match own_route {
         Some(Route::Forward(owner)) => Route::NotOwner(owner),
         _ => Route::Local,
@@ -96,7 +111,7 @@ fn keyed<'a>(req: &'a Request<'a>) -> Option<(&'a str, FieldList<'a>)> {
 
 /// The route of a key that covers the shard key; None when it does not (or the table or a value
 /// is wrong, which the table layer reports).
-fn by_key(shard: &Shard, table: &str, key: FieldList<'_>) -> Option<Route> {
+fn by_key(shard: &Shard, table: &str, key: FieldList<'_>) -> Option<Route<'static>> {
     let t = shard.tables.table(table).ok()?;
     let partition = partition_of_fields(t.schema(), key, shard.partitions()).ok()??;
     let owner = shard.owner(partition);

@@ -14,8 +14,10 @@ use crate::budget::BufferBudget;
 use crate::buffers::BufPool;
 use crate::config::Limits;
 use crate::connection_cap::ConnectionCap;
+use crate::counters::Counters;
 use crate::durable_acks::DurableAcks;
 use crate::error::RequestError;
+use crate::inflight::InflightSlot;
 use crate::mesh::Peers;
 use crate::shutdown::Shutdown;
 
@@ -29,8 +31,9 @@ pub struct Shard {
     pub limits: Limits,
     pub peers: Peers,
     pub counters: Counters,
-    /// Requests this shard has accepted from its connections and not answered yet.
-    pub inflight: Cell<usize>,
+    /// Requests this shard has accepted from its connections and not answered yet (each
+    /// [`InflightSlot`] holds one).
+    pub inflight: Rc<Cell<usize>>,
     /// Open connections on this shard.
     pub connections: Cell<usize>,
     /// Woken when a connection closes (shutdown waits for the last one).
@@ -76,13 +79,12 @@ impl Shard {
     }
 
     /// Takes a slot of the shard's in-flight budget, or BUSY.
-    pub fn admit_request(self: &Rc<Shard>) -> Result<InflightSlot, RequestError> {
+    pub fn admit_request(&self) -> Result<InflightSlot, RequestError> {
         let limit = self.limits.inflight_per_shard;
         if self.inflight.get() >= limit {
             return Err(RequestError::Busy { what: "the shard's in-flight request budget", limit });
         }
-        self.inflight.set(self.inflight.get() + 1);
-        Ok(InflightSlot { shard: self.clone() })
+        Ok(InflightSlot::new(&self.inflight))
     }
 
     /// Statistics of this shard, for the Stats request and the metrics endpoint.
@@ -162,52 +164,6 @@ pub fn op_name(op: Opcode) -> &'static str {
     }
 }
 
-/// A shard's request counters (the store keeps its own).
-#[derive(Debug)]
-pub struct Counters {
-    /// Requests by opcode, in [`Opcode::ALL`] order.
-    pub ops: RefCell<Vec<(Opcode, u64)>>,
-    pub errors: Cell<u64>,
-    pub busy: Cell<u64>,
-    /// Times a request waited unread for room in its connection's output.
-    pub deferred: Cell<u64>,
-    pub bytes_in: Cell<u64>,
-    pub bytes_out: Cell<u64>,
-    pub forwarded_out: Cell<u64>,
-    pub forwarded_in: Cell<u64>,
-    pub connections_total: Cell<u64>,
-    pub connections_refused: Cell<u64>,
-}
-
-impl Default for Counters {
-    fn default() -> Counters {
-        Counters {
-            ops: RefCell::new(Opcode::ALL.iter().map(|op| (*op, 0)).collect()),
-            errors: Cell::new(0),
-            busy: Cell::new(0),
-            deferred: Cell::new(0),
-            bytes_in: Cell::new(0),
-            bytes_out: Cell::new(0),
-            forwarded_out: Cell::new(0),
-            forwarded_in: Cell::new(0),
-            connections_total: Cell::new(0),
-            connections_refused: Cell::new(0),
-        }
-    }
-}
-
-impl Counters {
-    pub fn count_op(&self, op: Opcode) {
-        if let Some(entry) = self.ops.borrow_mut().iter_mut().find(|(o, _)| *o == op) {
-            entry.1 += 1;
-        }
-    }
-
-    pub fn add(cell: &Cell<u64>, n: u64) {
-        cell.set(cell.get() + n);
-    }
-}
-
 /// A node-wide connection slot, returned when dropped.
 #[derive(Debug)]
 pub struct ConnectionSlot<'a> {
@@ -219,17 +175,5 @@ impl Drop for ConnectionSlot<'_> {
         self.shard.node_connections.give();
         self.shard.connections.set(self.shard.connections.get() - 1);
         self.shard.connection_closed.notify(usize::MAX);
-    }
-}
-
-/// A slot of the shard's in-flight budget, returned when dropped.
-#[derive(Debug)]
-pub struct InflightSlot {
-    shard: Rc<Shard>,
-}
-
-impl Drop for InflightSlot {
-    fn drop(&mut self) {
-        self.shard.inflight.set(self.shard.inflight.get() - 1);
     }
 }

@@ -10,7 +10,7 @@
 use std::rc::Rc;
 
 use ringstore_net::request::{Bound, RangeBody, Request, WriteBody, WriteOptions};
-use ringstore_net::{response, FieldList, Topology, Writer};
+use ringstore_net::{response, ErrorReply, FieldList, Opcode, Topology, Writer};
 use ringstore_storage::table::{
     CatalogTable, ExecuteOptions, FieldRange, RangeBound, RangeRequest, RowPage, TableError,
     TableRow, Value, WriteOp,
@@ -111,6 +111,26 @@ pub async fn read_page(
         Request::MultiGet { .. } => shard.tables.multi_get(table, &request).await?,
         _ => shard.tables.scan(table, &request).await?,
     })
+}
+
+/// This shard's page of a fanned-out scan (`fanout.rs`): the Scan request `body` with the
+/// coordinator's `limit` and this shard's own `resume` token in place of the request's. Asked
+/// for over the mesh (`peer.rs`) or directly by the coordinating shard.
+pub async fn scan_page(
+    shard: &Shard,
+    body: &[u8],
+    limit: u32,
+    resume: Option<&[u8]>,
+) -> Result<RowPage, ErrorReply> {
+    let run = async {
+        let req = Request::decode(Opcode::Scan, body)?;
+        let Request::Scan { table, range } = &req else {
+            unreachable!("decoded as a Scan");
+        };
+        let t = shard.tables.table(table)?;
+        read_page(shard, &t, range, limit, resume, &req).await
+    };
+    run.await.map_err(|e: RequestError| e.reply())
 }
 
 /// Room for resume tokens and counts in a page response besides its columns and rows.

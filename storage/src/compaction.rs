@@ -9,12 +9,15 @@
 //! versions inside a row). After the copies are fdatasync'd the segment is retired; it is deleted after the
 //! next checkpoint, since the previous checkpoint may still point into it.
 //!
+//! [`CompactionFilter`]: crate::compaction_filter::CompactionFilter
+//!
 //! The maintenance task runs on its own glommio task queue with few shares, so foreground
 //! requests win the CPU, and does one thing at a time under the maintenance lock.
 
 use std::rc::Rc;
 use std::time::Duration;
 
+use crate::compaction_filter::FilterDecision;
 use crate::constants::{SEGMENT_HEADER_BYTES, WRITE_BUFFER_BYTES_MAX};
 use crate::disk::{Disk, DiskFile};
 use crate::index::Location;
@@ -23,25 +26,6 @@ use crate::log::scan::{ScanItem, ScannedRecord, SegmentScanner};
 use crate::record::RecordKind;
 use crate::state::Shared;
 use crate::{checkpoint, Error, Result};
-
-/// What a [`CompactionFilter`] decides for one live record.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FilterDecision {
-    /// Copy the record as it is.
-    Keep,
-    /// The record is dead to the layer above: drop it and its index entry.
-    Drop,
-    /// Copy the record with this value instead. The new value must mean the same to every reader
-    /// at this time and later (only content that can never be read again may go), and keep the
-    /// record's version and expiry, which the index keeps.
-    Rewrite(Vec<u8>),
-}
-
-/// Lets the layer above the store purge what only it knows is dead, during compaction. Called
-/// with the store's state borrowed: it must not call back into the store.
-pub trait CompactionFilter {
-    fn filter(&self, key: &[u8], value: &[u8], now_ms: u64) -> FilterDecision;
-}
 
 /// What one compaction pass did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -52,7 +36,7 @@ pub struct CompactionReport {
     pub records_dropped: u64,
     /// Of the dropped records, those the segment's dead-record map named (no index search).
     pub records_known_dead: u64,
-    /// Records a [`CompactionFilter`] shortened.
+    /// Records a [`CompactionFilter`](crate::compaction_filter::CompactionFilter) shortened.
     pub records_rewritten: u64,
     /// Segment bytes freed (deleted after the closing checkpoint).
     pub bytes_reclaimed: u64,

@@ -10,6 +10,7 @@ pub mod cache;
 pub mod checkpoint;
 pub mod clock;
 pub mod compaction;
+pub mod compaction_filter;
 pub mod conditional;
 pub mod config;
 pub mod constants;

@@ -29,6 +29,7 @@ use crate::constants::*;
 use crate::disk::{Disk, DiskFile};
 use crate::index::{Index, IndexEntry, Location};
 use crate::log::preallocate;
+use crate::log::prepared::Prepared;
 use crate::log::scan::{ScanItem, ScannedRecord, SegmentScanner};
 use crate::log::segment_file::{
     check_header, parse_segment_file_name, HeaderProblem, SEGMENT_FORMAT_VERSION,
@@ -138,7 +139,7 @@ pub(crate) async fn recover<D: Disk>(
     report.segments = segments.len() as u64;
     let mut state = build_state(replay, segments, config, &report)?;
     if let Some(file) = prepared {
-        state.prepared = preallocate::Prepared::Ready(file);
+        state.prepared = Prepared::Ready(file);
     }
     report.duration = started.elapsed();
     tracing::info!(dir = %dir.display(), ?report, "recovered");

@@ -13,10 +13,12 @@ use event_listener::Event;
 
 use crate::cache::RecordCache;
 use crate::clock::Clock;
+use crate::compaction_filter::CompactionFilter;
 use crate::config::StoreConfig;
 use crate::constants::*;
 use crate::disk::Disk;
 use crate::index::{Index, IndexEntry, Location};
+use crate::log::prepared::Prepared;
 use crate::log::writer::{Chunk, LogWriter, Reservation};
 use crate::record::{self, RecordKind, RecordMeta};
 use crate::segments::{SegmentInfo, SegmentTable};
@@ -41,7 +43,7 @@ pub(crate) struct Shared<D: Disk> {
     /// One compaction or checkpoint at a time.
     pub maintenance_lock: glommio::sync::Semaphore,
     /// The layer above's say in what compaction keeps.
-    pub compaction_filter: RefCell<Option<Rc<dyn crate::compaction::CompactionFilter>>>,
+    pub compaction_filter: RefCell<Option<Rc<dyn CompactionFilter>>>,
 }
 
 pub(crate) struct State<D: Disk> {
@@ -52,7 +54,7 @@ pub(crate) struct State<D: Disk> {
     /// Chunks the flusher is writing; reads of their records are served from here.
     pub inflight: Vec<Chunk>,
     /// A zero-filled, fsynced file ready to become the next segment.
-    pub prepared: crate::log::preallocate::Prepared<D::File>,
+    pub prepared: Prepared<D::File>,
     pub next_lsn: u64,
     pub written_seq: u64,
     pub synced_seq: u64,

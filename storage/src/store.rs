@@ -9,6 +9,7 @@ use event_listener::Event;
 use glommio::{Latency, Shares, Task};
 
 use crate::clock::{Clock, SystemClock};
+use crate::compaction_filter::CompactionFilter;
 use crate::config::StoreConfig;
 use crate::constants::*;
 use crate::disk::Disk;
@@ -146,8 +147,8 @@ impl<D: Disk> Store<D> {
     }
 
     /// Installs the filter compaction consults for every live put (see
-    /// [`compaction::CompactionFilter`]).
-    pub fn set_compaction_filter(&self, filter: Rc<dyn compaction::CompactionFilter>) {
+    /// [`CompactionFilter`]).
+    pub fn set_compaction_filter(&self, filter: Rc<dyn CompactionFilter>) {
         *self.shared.compaction_filter.borrow_mut() = Some(filter);
     }
 

@@ -11,7 +11,7 @@ use ahash::RandomState;
 use crossbeam::channel::Sender;
 use mio::{Events, Poll, Token};
 use rand::rngs::SmallRng;
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 use ringstore_net::request::{Bound, RangeBody};
 use ringstore_net::{FieldList, FieldsBuf, Request, ValueRef, WriteBody, WriteOptions};
 use ringstore_storage::table::VersionSelect;
@@ -19,10 +19,10 @@ use ringstore_storage::table::VersionSelect;
 use super::recorder::{IntervalPart, Recorder};
 use super::schedule::Schedule;
 use super::session::{ReplyFrame, Session};
-use super::{Shared, WorkerOutput};
+use super::Shared;
 use crate::distribution::KeyChooser;
 use crate::keyspace::{write_key, KEY_FIELD, VALUE_FIELD};
-use crate::results::{OpKind, INTERVAL_MS};
+use crate::results::{OpKind, OpResult, INTERVAL_MS};
 use crate::scenario::Scenario;
 use crate::verify::{fill_value, parse_write_ack, WriteLog};
 use crate::workload::mix64;
@@ -43,6 +43,35 @@ pub(crate) struct Client {
     pub schedule: Schedule,
     pub in_flight: usize,
     pub write_seq: u64,
+}
+
+impl Client {
+    /// Client `id` of a run, with its sessions (indexes into its worker's): its keys start at
+    /// its share of the key space, its random stream is seeded from the run's seed and `id`.
+    pub fn new(shared: &Shared, id: u64, sessions: Vec<usize>) -> Client {
+        let spec = &shared.spec;
+        let start = id * spec.items / spec.clients.max(1) as u64;
+        let chooser = KeyChooser::new(&shared.workload.distribution, spec.items.max(1), start);
+        Client {
+            id,
+            sessions,
+            rng: SmallRng::seed_from_u64(mix64(spec.seed ^ mix64(id))),
+            chooser,
+            schedule: Schedule::new(shared.pace(), Instant::now()),
+            in_flight: 0,
+            write_seq: 0,
+        }
+    }
+}
+
+/// What one worker hands back.
+#[derive(Debug)]
+pub(crate) struct WorkerOutput {
+    pub ops: Vec<OpResult>,
+    pub shard_ops: Vec<u64>,
+    pub partition_ops: Vec<u64>,
+    pub last_done: Option<Instant>,
+    pub writes: WriteLog,
 }
 
 /// A reply read from a session: request id, status, and a Put's (token, version) in verify
@@ -109,7 +138,7 @@ impl Worker {
                 sessions.push(Session::connect(addr, poll.registry(), token)?);
                 mine.push(sessions.len() - 1);
             }
-            clients.push(shared.new_client(id, mine));
+            clients.push(Client::new(&shared, id, mine));
         }
         let pending = (0..sessions.len()).map(|_| HashMap::default()).collect();
         let recorder = Recorder::new(

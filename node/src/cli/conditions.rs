@@ -9,11 +9,11 @@
 
 use std::ops::Bound;
 
+use super::ast::RangeSpec;
 use super::cursor::{Cursor, Result};
 use super::error::Problem;
 use super::lex::{Kind, Punct};
 use super::literal::Literal;
-use super::statement::RangeSpec;
 
 /// A parsed WHERE clause.
 #[derive(Debug, Default, PartialEq, Eq)]

@@ -1,13 +1,13 @@
 //! The grammar of the statements the client itself understands: SELECT, UPSERT, DELETE and
 //! DESCRIBE (the EBNF is in [`super`]). Each function starts after the statement's first word.
 
+use super::ast::{Select, Statement};
 use super::conditions::{self, Conditions};
 use super::cursor::{Cursor, Result};
 use super::error::{Problem, StatementError};
 use super::lex::Punct;
 use super::limits::UPSERT_ROWS_MAX;
 use super::literal::Literal;
-use super::statement::{Select, Statement};
 
 /// `SELECT ( * | names ) FROM t [WHERE ...] [ORDER BY f [ASC|DESC]] [LIMIT n] [ALLOW FULL SCAN]`.
 pub(crate) fn select(c: &mut Cursor<'_>) -> Result<Select> {

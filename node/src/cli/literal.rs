@@ -281,10 +281,28 @@ fn shown_values(values: &[String]) -> String {
     }
 }
 
+/// Literal builders shared by the CLI's unit tests (`statement.rs`, `run.rs` and this file's).
+#[cfg(test)]
+pub(crate) mod test_literals {
+    use super::Literal;
+
+    pub fn num(text: &str) -> Literal {
+        Literal::Number(text.to_owned())
+    }
+
+    pub fn string(text: &str) -> Literal {
+        Literal::String(text.to_owned())
+    }
+
+    pub fn key(pairs: &[(&str, Literal)]) -> Vec<(String, Literal)> {
+        pairs.iter().map(|(f, l)| ((*f).to_owned(), l.clone())).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_literals::{num, string};
     use super::*;
-    use crate::cli::test_literals::{num, string};
 
     fn value(literal: &Literal, ty: &FieldType) -> Result<Value, String> {
         to_value(literal, ty, "f").map_err(|e| e.to_string())

@@ -50,6 +50,7 @@
 //! range field. Every limit is in [`limits`].
 
 mod admin;
+pub mod ast;
 mod conditions;
 mod cursor;
 mod dml;
@@ -62,11 +63,9 @@ pub mod run;
 pub mod statement;
 mod timestamp;
 
-#[cfg(test)]
-mod test_literals;
-
+pub use ast::{RangeSpec, Select, Statement};
 pub use error::{Place, Problem, StatementError};
 pub use literal::{to_optional_value, to_value, Literal, LiteralError};
 pub use output::Format;
 pub use run::{CliError, Session};
-pub use statement::{parse_script, RangeSpec, Select, Statement};
+pub use statement::parse_script;

@@ -8,71 +8,14 @@
 //! lexed (`lex.rs`) up to a `;` outside quotes, or the end of the script, and parsed by its
 //! first word: SQL DDL verbs pass the statement's text verbatim, the DML verbs are parsed here.
 
-use std::ops::Bound;
-
 use super::admin;
+use super::ast::Statement;
 use super::cursor::{Cursor, Result};
 use super::dml;
 use super::error::{Place, StatementError};
 use super::lex::{self, Kind, Punct, Token};
 use super::limits::{SCRIPT_BYTES_MAX, STATEMENT_BYTES_MAX};
 pub use super::literal::Literal;
-
-/// One statement of a script.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Statement {
-    /// DDL the server parses, passed verbatim: a SQL `CREATE`, `DROP`, `ALTER`, `TRUNCATE` or
-    /// `SHOW` statement (without its `;`), or a whole admin CLI script block.
-    Ddl(String),
-    /// `UPSERT INTO t (a, b) VALUES (1, 'x'), (2, 'y')`; every row has one literal per column.
-    Upsert {
-        table: String,
-        columns: Vec<String>,
-        rows: Vec<Vec<Literal>>,
-    },
-    Select(Select),
-    /// `DELETE FROM t WHERE <equalities> [AND <range>]`.
-    Delete {
-        table: String,
-        key: Vec<(String, Literal)>,
-        range: Option<RangeSpec>,
-    },
-    /// `DESCRIBE t`, `DESC t`, `DESCRIBE TABLE t`.
-    Describe {
-        table: String,
-    },
-    /// `STATS` or `SHOW STATS`.
-    Stats,
-    /// `TOPOLOGY` or `SHOW TOPOLOGY`.
-    Topology,
-}
-
-/// `SELECT cols FROM t [WHERE ...] [ORDER BY f [ASC|DESC]] [LIMIT n] [ALLOW FULL SCAN]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Select {
-    pub table: String,
-    /// None for `*`.
-    pub columns: Option<Vec<String>>,
-    /// Equalities, in the order written.
-    pub key: Vec<(String, Literal)>,
-    pub range: Option<RangeSpec>,
-    /// The field ORDER BY names. With a range it is the range field (checked here); without one
-    /// the caller checks it against the schema (the key field after the equalities).
-    pub order_by: Option<String>,
-    /// ORDER BY ... DESC.
-    pub descending: bool,
-    pub limit: Option<u64>,
-    /// A trailing `ALLOW FULL SCAN`.
-    pub allow_full_scan: bool,
-}
-
-/// A range of one field's values, in value order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RangeSpec {
-    pub field: String,
-    pub start: Bound<Literal>,
-    pub end: Bound<Literal>,
-}
 
 /// Splits `text` into statements and parses each; the first error stops the parse.
 pub fn parse_script(text: &str) -> std::result::Result<Vec<Statement>, StatementError> {
@@ -190,9 +133,12 @@ fn listing(c: &mut Cursor<'_>) -> Result<Option<Statement>> {
 
 #[cfg(test)]
 mod tests {
+    use std::ops::Bound;
+
     use super::*;
+    use crate::cli::ast::{RangeSpec, Select};
     use crate::cli::error::Problem;
-    use crate::cli::test_literals::{key, num, string};
+    use crate::cli::literal::test_literals::{key, num, string};
 
     fn range(field: &str, start: Bound<Literal>, end: Bound<Literal>) -> Option<RangeSpec> {
         Some(RangeSpec { field: field.to_owned(), start, end })

@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use super::{DDL_STATEMENTS_MAX, DDL_TEXT_BYTES_MAX};
+use super::limits::{DDL_STATEMENTS_MAX, DDL_TEXT_BYTES_MAX};
 use crate::table::TableError;
 
 pub type DdlResult<T> = std::result::Result<T, DdlError>;

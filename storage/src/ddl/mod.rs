@@ -77,6 +77,7 @@ mod cli;
 mod cli_syntax;
 mod error;
 mod lex;
+mod limits;
 pub mod seed_scripts;
 mod sql;
 mod statement;
@@ -85,18 +86,8 @@ mod statement;
 mod fuzz_tests;
 
 pub use error::{DdlError, DdlResult, Position, ScriptProblem};
+pub use limits::{DDL_STATEMENTS_MAX, DDL_TEXT_BYTES_MAX};
 pub use statement::{Statement, PLACEHOLDER_TABLE_ID};
-
-/// Largest DDL text accepted in one call. DDL is small; the limit bounds the parser's time and
-/// memory for hostile input.
-pub const DDL_TEXT_BYTES_MAX: usize = 1 << 20;
-
-/// Most statements in one DDL text. Every statement of a request runs before the shard serves
-/// anything else, and the response counts its outcomes in a `u16` (docs/PROTOCOL.md); 80,000
-/// `SHOW TABLES;` fit in 1 MiB and once overflowed that count.
-pub const DDL_STATEMENTS_MAX: usize = 1024;
-
-const _: () = assert!(DDL_STATEMENTS_MAX <= u16::MAX as usize);
 
 /// Parses SQL-style DDL: `;`-separated statements, in order.
 pub fn parse_sql(text: &str) -> DdlResult<Vec<Statement>> {

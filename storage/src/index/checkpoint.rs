@@ -10,8 +10,8 @@ use std::rc::Rc;
 use zerocopy::byteorder::little_endian::U32;
 use zerocopy::{FromBytes, IntoBytes};
 
+use super::entry::{is_dead, IndexEntry};
 use super::sorted_run::SortedRun;
-use super::{is_dead, IndexEntry};
 use crate::constants::KEY_BYTES_MAX;
 
 /// The live index at one moment, sorted, detached from the index so a checkpoint writer can hold

@@ -112,6 +112,20 @@ impl std::fmt::Debug for IndexEntry {
     }
 }
 
+/// The raw location that marks a deleted slot. `Location::new` cannot produce it: a packed
+/// location uses only the low 61 bits.
+pub(super) const DEAD_LOCATION_RAW: u64 = u64::MAX;
+
+/// Whether `entry` is the dead sentinel of a deleted slot ([`dead_entry`]).
+pub(super) fn is_dead(entry: &IndexEntry) -> bool {
+    entry.location().to_raw() == DEAD_LOCATION_RAW
+}
+
+/// The entry a deleted slot holds until a merge drops it or an insert revives it.
+pub(super) fn dead_entry() -> IndexEntry {
+    IndexEntry::new(Location::from_raw(DEAD_LOCATION_RAW), 0, 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

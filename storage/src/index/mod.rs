@@ -31,26 +31,15 @@ use std::rc::Rc;
 use zerocopy::byteorder::little_endian::U32;
 
 use crate::constants::{INDEX_KEY_ARENA_BYTES_MAX, KEY_BYTES_MAX};
+use entry::{is_dead, DEAD_LOCATION_RAW};
 use skiplist::SkipList;
 use sorted_run::SortedRun;
-
-/// The raw location that marks a deleted slot. `Location::new` cannot produce it: a packed
-/// location uses only the low 61 bits.
-const DEAD_LOCATION_RAW: u64 = u64::MAX;
 
 /// The delta is merged once it holds more than `max(DELTA_KEYS_MIN, static_len / DELTA_FRACTION)`
 /// keys. 16 copies each key about 16 times on its way to a 1M-key run (32 made merges most of the
 /// cost of a random insert) and costs at most about 37 / 16 = 2.3 B/key while the delta fills.
 const DELTA_FRACTION: usize = 16;
 const DELTA_KEYS_MIN: usize = 4096;
-
-fn is_dead(entry: &IndexEntry) -> bool {
-    entry.location().to_raw() == DEAD_LOCATION_RAW
-}
-
-fn dead_entry() -> IndexEntry {
-    IndexEntry::new(Location::from_raw(DEAD_LOCATION_RAW), 0, 0)
-}
 
 /// Where a key lives.
 enum Slot {

@@ -10,7 +10,7 @@
 //! indices stay stable and the key of node `i` is always `keys[end(i - 1)..end(i)]`. Node heights
 //! are never stored: a search only reads level `l` of a node it reached through a level-`l` link.
 
-use super::{dead_entry, is_dead, IndexEntry};
+use super::entry::{dead_entry, is_dead, IndexEntry};
 
 /// End of a level's list.
 pub(super) const NIL: u32 = u32::MAX;

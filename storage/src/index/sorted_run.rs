@@ -19,7 +19,7 @@ use std::rc::Rc;
 
 use zerocopy::byteorder::little_endian::U32;
 
-use super::{dead_entry, is_dead, IndexEntry};
+use super::entry::{dead_entry, is_dead, IndexEntry};
 
 /// Keys per sample. 16 keys costs 0.5 B/key and leaves four probes inside a block.
 pub(super) const SAMPLE_STRIDE: usize = 16;

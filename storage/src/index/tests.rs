@@ -10,6 +10,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use zerocopy::IntoBytes;
 
+use super::entry::dead_entry;
 use super::*;
 
 type Model = BTreeMap<Vec<u8>, IndexEntry>;

@@ -3,6 +3,7 @@
 
 pub mod group_commit;
 pub mod preallocate;
+pub mod prepared;
 pub mod scan;
 pub mod segment_file;
 pub mod writer;

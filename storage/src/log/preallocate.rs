@@ -39,6 +39,7 @@ use std::rc::Rc;
 use crate::config::StoreConfig;
 use crate::constants::*;
 use crate::disk::{Disk, DiskFile};
+use crate::log::prepared::Prepared;
 use crate::state::Shared;
 use crate::{Error, Result};
 
@@ -56,18 +57,6 @@ pub const READY_SEGMENT_FILE: &str = "seg-prepared.ready";
 pub const PREALLOCATE_WRITE_BYTES: u64 = 256 * 1024;
 
 const _: () = assert!(PREALLOCATE_WRITE_BYTES.is_multiple_of(DMA_ALIGN_BYTES));
-
-/// The prepared file and who owns its name.
-#[derive(Debug, Default)]
-pub(crate) enum Prepared<F> {
-    /// No file under [`READY_SEGMENT_FILE`]; a partial [`PREPARING_SEGMENT_FILE`] at most.
-    #[default]
-    Absent,
-    /// A task is writing or renaming the file; nobody else touches the name.
-    Busy,
-    /// Zero-filled, fsynced, under [`READY_SEGMENT_FILE`], ready to become a segment.
-    Ready(F),
-}
 
 /// Prepares the first segment's file at open if recovery found none ready, before any write can
 /// need it (a store that just opened writes to a new segment, and would otherwise grow its whole

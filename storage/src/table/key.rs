@@ -7,6 +7,7 @@
 //! next field is a byte range (`key/range.rs`). `docs/FORMAT.md` ("Table keys") is the byte-level
 //! description; this module and that section change together.
 
+mod corrupt;
 mod escape;
 mod field;
 mod named;
@@ -22,7 +23,8 @@ use super::error::{TableError, TableResult};
 use super::limits::{ENCODED_KEY_BYTES_MAX, TABLE_PREFIX_BYTES};
 use super::schema::{TableId, TableSchema};
 use super::value::Value;
-use field::{decode_key_value, encode_key_value, Corrupt};
+use corrupt::Corrupt;
+use field::{decode_key_value, encode_key_value};
 
 /// The first bytes of every stored key of table `id`.
 pub fn table_prefix(id: TableId) -> [u8; TABLE_PREFIX_BYTES] {

@@ -26,6 +26,7 @@ pub mod row;
 pub mod schema;
 pub mod stored_row;
 pub mod table_store;
+mod tables;
 pub mod token;
 pub mod types;
 pub mod value;

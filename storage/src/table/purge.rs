@@ -11,10 +11,10 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::compaction::{CompactionFilter, FilterDecision};
+use crate::compaction_filter::{CompactionFilter, FilterDecision};
 use crate::table::limits::TABLE_PREFIX_BYTES;
 use crate::table::stored_row::StoredRow;
-use crate::table::table_store::Tables;
+use crate::table::tables::Tables;
 
 pub(crate) struct TablePurge {
     pub tables: Rc<RefCell<Tables>>,

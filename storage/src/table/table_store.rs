@@ -12,8 +12,6 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
 
-use ahash::AHashMap;
-
 use crate::clock::Clock;
 use crate::config::StoreConfig;
 use crate::constants::BATCH_OPS_MAX;
@@ -30,6 +28,7 @@ use crate::table::purge::TablePurge;
 use crate::table::request::*;
 use crate::table::schema::TableId;
 use crate::table::stored_row::StoredRow;
+use crate::table::tables::Tables;
 use crate::table::token::TokenSource;
 use crate::table::write_plan::{self, check_select, plan, prepare, table_row, Plan, Prepared};
 
@@ -355,24 +354,5 @@ impl<D: Disk> TableStore<D> {
         }
         let table = t.schema().name().to_string();
         Err(TableError::WriteContention { table, attempts: WRITE_ATTEMPTS_MAX }.into())
-    }
-}
-
-/// The catalog's tables, looked up by name for requests and by id for compaction.
-pub(crate) struct Tables {
-    pub by_name: AHashMap<String, Rc<CatalogTable>>,
-    pub by_id: AHashMap<u32, Rc<CatalogTable>>,
-    /// Ids below this were given out; one that is not in `by_id` belongs to a dropped table.
-    pub next_id: u32,
-}
-
-impl Tables {
-    fn of(catalog: &Catalog) -> Tables {
-        let all: Vec<Rc<CatalogTable>> = catalog.tables().map(|t| Rc::new(t.clone())).collect();
-        Tables {
-            by_name: all.iter().map(|t| (t.name().to_string(), t.clone())).collect(),
-            by_id: all.iter().map(|t| (t.id().0, t.clone())).collect(),
-            next_id: catalog.next_id().0,
-        }
     }
 }

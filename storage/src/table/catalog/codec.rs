@@ -7,7 +7,7 @@
 //! through [`TableSchemaBuilder::build`] again, so a schema that loads is as valid as one that was
 //! created. Errors are strings saying what is wrong and where; the caller adds the file name.
 
-use super::{Catalog, CatalogTable};
+use super::contents::{Catalog, CatalogTable};
 use crate::table::{FieldType, TableId, TableSchema, TableSchemaBuilder};
 
 /// `"RINGCAT\0"`.

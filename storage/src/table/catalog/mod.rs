@@ -12,8 +12,8 @@
 //! bytes and the error codes.
 
 mod codec;
+mod contents;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::table::atomic_file::{self, AtomicFile};
@@ -21,6 +21,7 @@ pub use codec::{
     decode_table_record, encode_table_record, CATALOG_FORMAT_VERSION, CATALOG_HEADER_BYTES,
     CATALOG_MAGIC,
 };
+pub use contents::{Catalog, CatalogTable, FIRST_SCHEMA_VERSION, FIRST_TABLE_ID};
 
 pub const CATALOG_FILE: &str = "catalog";
 pub const CATALOG_TMP_FILE: &str = "catalog.tmp";
@@ -29,11 +30,6 @@ const FILE: AtomicFile = AtomicFile { name: CATALOG_FILE, tmp: CATALOG_TMP_FILE 
 use crate::ddl::Statement;
 use crate::disk::Disk;
 use crate::table::{Name, TableError, TableId, TableSchema};
-
-/// The first id a table gets; 0 is the DDL parser's placeholder.
-pub const FIRST_TABLE_ID: u32 = 1;
-/// The schema version a new table starts at.
-pub const FIRST_SCHEMA_VERSION: u32 = 1;
 
 /// Why a catalog operation failed. Each variant has a stable code ([`CatalogError::code`]); a
 /// table module error keeps its own code.
@@ -65,38 +61,6 @@ impl CatalogError {
 
 pub type CatalogResult<T> = std::result::Result<T, CatalogError>;
 
-/// One table in the catalog: its schema (with its assigned id) and its schema version.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CatalogTable {
-    schema: TableSchema,
-    schema_version: u32,
-}
-
-impl CatalogTable {
-    /// A table as a client knows it (from a Describe response, say); the catalog makes its own.
-    pub fn new(schema: TableSchema, schema_version: u32) -> CatalogTable {
-        CatalogTable { schema, schema_version }
-    }
-
-    pub fn schema(&self) -> &TableSchema {
-        &self.schema
-    }
-
-    pub fn id(&self) -> TableId {
-        self.schema.id()
-    }
-
-    pub fn name(&self) -> &Name {
-        self.schema.name()
-    }
-
-    /// Version of the schema, starting at [`FIRST_SCHEMA_VERSION`]; rows record the version
-    /// they were written with.
-    pub fn schema_version(&self) -> u32 {
-        self.schema_version
-    }
-}
-
 /// What executing a statement did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -112,28 +76,6 @@ pub enum Outcome {
     Described(CatalogTable),
     /// SHOW TABLES: every table name, sorted.
     Tables(Vec<Name>),
-}
-
-/// The set of tables, by id and by name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Catalog {
-    by_id: BTreeMap<TableId, CatalogTable>,
-    by_name: BTreeMap<Name, TableId>,
-    /// The id the next CREATE gets; never decreases.
-    next_id: u32,
-    /// Set when writing the file failed: the file may hold the old or the new catalog.
-    poisoned: Option<String>,
-}
-
-impl Default for Catalog {
-    fn default() -> Catalog {
-        Catalog {
-            by_id: BTreeMap::new(),
-            by_name: BTreeMap::new(),
-            next_id: FIRST_TABLE_ID,
-            poisoned: None,
-        }
-    }
 }
 
 impl Catalog {
@@ -167,29 +109,6 @@ impl Catalog {
             }
             Statement::ShowTables => Ok(Outcome::Tables(self.by_name.keys().cloned().collect())),
         }
-    }
-
-    /// The table called `name`, if any.
-    pub fn get(&self, name: &str) -> Option<&CatalogTable> {
-        Name::new(name).ok().and_then(|name| self.by_name(&name))
-    }
-
-    pub fn get_by_id(&self, id: TableId) -> Option<&CatalogTable> {
-        self.by_id.get(&id)
-    }
-
-    /// Every table, in name order.
-    pub fn tables(&self) -> impl Iterator<Item = &CatalogTable> + '_ {
-        self.by_name.values().filter_map(|id| self.by_id.get(id))
-    }
-
-    /// The id the next CREATE will get.
-    pub fn next_id(&self) -> TableId {
-        TableId(self.next_id)
-    }
-
-    fn by_name(&self, name: &Name) -> Option<&CatalogTable> {
-        self.by_name.get(name).and_then(|id| self.by_id.get(id))
     }
 
     async fn create<D: Disk>(
@@ -237,11 +156,6 @@ impl Catalog {
         Ok(Outcome::Dropped { id })
     }
 
-    /// Whether a failed file write left this catalog refusing changes.
-    pub fn is_poisoned(&self) -> bool {
-        self.poisoned.is_some()
-    }
-
     /// Writes `next` to the file and, once it is durable, makes it the catalog.
     async fn commit<D: Disk>(&mut self, disk: &D, dir: &Path, next: Catalog) -> CatalogResult<()> {
         if let Some(reason) = &self.poisoned {
@@ -255,28 +169,6 @@ impl Catalog {
             return Err(e.into());
         }
         *self = next;
-        Ok(())
-    }
-
-    fn insert(&mut self, table: CatalogTable) {
-        let id = table.id();
-        assert!(self.by_name.insert(table.name().clone(), id).is_none(), "name taken");
-        assert!(self.by_id.insert(id, table).is_none(), "id taken");
-    }
-
-    /// Adds a table read from the file, refusing what the writer never produces.
-    fn insert_loaded(&mut self, table: CatalogTable) -> Result<(), String> {
-        let id = table.id().0;
-        if id < FIRST_TABLE_ID || id >= self.next_id {
-            return Err(format!("table id {id} is outside 1..{}", self.next_id));
-        }
-        if table.schema_version < FIRST_SCHEMA_VERSION {
-            return Err(format!("schema version {} is below 1", table.schema_version));
-        }
-        if self.by_id.contains_key(&table.id()) || self.by_name.contains_key(table.name()) {
-            return Err(format!("table {} (id {id}) appears twice", table.name()));
-        }
-        self.insert(table);
         Ok(())
     }
 }

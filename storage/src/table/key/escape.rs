@@ -8,7 +8,7 @@
 //! and a prefix of fields is a byte prefix of the key. A DESC field is stored inverted; `mask` is
 //! 0xFF then, and every byte is read through it.
 
-use super::field::Corrupt;
+use super::corrupt::Corrupt;
 
 const ESCAPE: u8 = 0x00;
 const ESCAPED_ZERO: u8 = 0xFF;

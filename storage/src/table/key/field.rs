@@ -11,14 +11,8 @@ use super::super::limits::KEY_FIELD_BYTES_MAX;
 use super::super::schema::{Field, TableSchema};
 use super::super::types::FieldType;
 use super::super::value::{Value, ValueRef};
+use super::corrupt::Corrupt;
 use super::escape::{escape_into, unescape};
-
-/// Where and why a stored key failed to decode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Corrupt {
-    pub offset: usize,
-    pub what: &'static str,
-}
 
 const SIGN_32: u32 = 1 << 31;
 const SIGN_64: u64 = 1 << 63;

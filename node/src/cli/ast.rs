@@ -1,0 +1,64 @@
+//! The parsed form of a statement, shared by the parser's parts: `statement.rs` splits a script
+//! and parses each statement by its first word, `dml.rs` the DML statements and `conditions.rs`
+//! their WHERE clause; `run.rs` executes the result. Keeping the types here lets each parser
+//! part depend on them without depending on the others.
+
+use std::ops::Bound;
+
+use super::literal::Literal;
+
+/// One statement of a script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Statement {
+    /// DDL the server parses, passed verbatim: a SQL `CREATE`, `DROP`, `ALTER`, `TRUNCATE` or
+    /// `SHOW` statement (without its `;`), or a whole admin CLI script block.
+    Ddl(String),
+    /// `UPSERT INTO t (a, b) VALUES (1, 'x'), (2, 'y')`; every row has one literal per column.
+    Upsert {
+        table: String,
+        columns: Vec<String>,
+        rows: Vec<Vec<Literal>>,
+    },
+    Select(Select),
+    /// `DELETE FROM t WHERE <equalities> [AND <range>]`.
+    Delete {
+        table: String,
+        key: Vec<(String, Literal)>,
+        range: Option<RangeSpec>,
+    },
+    /// `DESCRIBE t`, `DESC t`, `DESCRIBE TABLE t`.
+    Describe {
+        table: String,
+    },
+    /// `STATS` or `SHOW STATS`.
+    Stats,
+    /// `TOPOLOGY` or `SHOW TOPOLOGY`.
+    Topology,
+}
+
+/// `SELECT cols FROM t [WHERE ...] [ORDER BY f [ASC|DESC]] [LIMIT n] [ALLOW FULL SCAN]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Select {
+    pub table: String,
+    /// None for `*`.
+    pub columns: Option<Vec<String>>,
+    /// Equalities, in the order written.
+    pub key: Vec<(String, Literal)>,
+    pub range: Option<RangeSpec>,
+    /// The field ORDER BY names. With a range it is the range field (checked here); without one
+    /// the caller checks it against the schema (the key field after the equalities).
+    pub order_by: Option<String>,
+    /// ORDER BY ... DESC.
+    pub descending: bool,
+    pub limit: Option<u64>,
+    /// A trailing `ALLOW FULL SCAN`.
+    pub allow_full_scan: bool,
+}
+
+/// A range of one field's values, in value order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RangeSpec {
+    pub field: String,
+    pub start: Bound<Literal>,
+    pub end: Bound<Literal>,
+}
