@@ -565,6 +565,7 @@ mod tests {
     /// A Get response encoded from stored bytes is byte for byte the response encoded from the
     /// row the table layer decodes: key fields between non-key fields, NULLs, an expired version
     /// skipped, the version limit, a range that picks nothing.
+    #[allow(clippy::too_many_lines, reason = "one scenario, read top to bottom")]
     #[test]
     fn get_from_stored_bytes_matches_get_from_a_row() {
         let schema = TableSchema::builder(TableId(4), "m")

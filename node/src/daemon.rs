@@ -21,8 +21,10 @@ use std::rc::Rc;
 use std::sync::{mpsc, Arc};
 
 use futures::channel::oneshot;
+use glommio::channels::shared_channel::ConnectedReceiver;
+use glommio::net::TcpListener;
 use glommio::sync::Semaphore;
-use glommio::{LocalExecutorBuilder, Placement};
+use glommio::{ExecutorJoinHandle, LocalExecutorBuilder, Placement, Task};
 use ringstore_net::Topology;
 use ringstore_storage::disk::dma::DmaDisk;
 use ringstore_storage::table::{PartitionCount, PartitionMap, TableStore};
@@ -37,7 +39,7 @@ use crate::counters::Counters;
 use crate::error::NodeError;
 use crate::fd_limit;
 use crate::lock::DataDirLock;
-use crate::mesh::MeshEnds;
+use crate::mesh::{MeshEnds, Peers, ShardMsg};
 use crate::ports;
 use crate::shard::Shard;
 use crate::shutdown::Shutdown;
@@ -77,8 +79,43 @@ enum Report {
 /// Runs the node until a signal stops it; `on_ready` gets the ready report once.
 pub fn run(config: NodeConfig, on_ready: impl FnOnce(&Ready)) -> Result<(), NodeError> {
     let _lock = DataDirLock::acquire(&config.data_dir)?;
-    let shards = config.shards;
-    let fds = fd_limit::ensure(shards, config.limits.connections_max)
+    preflight(&config)?;
+    // Read before any shard pins itself: the process's CPU mask (taskset, cgroups).
+    let cpus = crate::cpus::allowed();
+    let shutdown = Shutdown::new(config.shards);
+    install_signals(shutdown.clone())?;
+    let (report_tx, report_rx) = mpsc::channel::<Report>();
+    let mut start = start_shards(&config, &cpus, &shutdown, &report_tx, &report_rx);
+    if start.failure.is_none() {
+        for tx in start.ports_tx.drain(..) {
+            let _ = tx.send(start.own_ports.clone());
+        }
+        start.failure = wait_ready(&report_rx, config.shards).err();
+    }
+    if start.failure.is_none() {
+        let r = Ready {
+            listen: start.shared,
+            shard_ports: start.own_ports,
+            partitions: config.partitions,
+            metrics: start.metrics,
+        };
+        tracing::info!("{}", r.line());
+        on_ready(&r);
+        crate::notify::ready();
+    } else {
+        // Shards waiting for their ports see the senders dropped and stop.
+        start.ports_tx.clear();
+        shutdown.request();
+    }
+    join_shards(start.handles, start.failure)?;
+    tracing::info!("ringstore-node stopped");
+    Ok(())
+}
+
+/// The checks before any shard starts: enough file descriptors for `max_connections` (the
+/// soft limit raised if it must be), and every shard's catalog the same.
+fn preflight(config: &NodeConfig) -> Result<(), NodeError> {
+    let fds = fd_limit::ensure(config.shards, config.limits.connections_max)
         .map_err(NodeError::FileDescriptors)?;
     if fds.soft != fds.soft_before {
         tracing::info!(
@@ -88,103 +125,115 @@ pub fn run(config: NodeConfig, on_ready: impl FnOnce(&Ready)) -> Result<(), Node
             "raised the soft RLIMIT_NOFILE for max_connections"
         );
     }
-    crate::catalog_check::check(&config.data_dir, shards, config.catalog_from_shard_0)
-        .map_err(NodeError::Catalogs)?;
-    // Read before any shard pins itself: the process's CPU mask (taskset, cgroups).
-    let cpus = crate::cpus::allowed();
-    let shutdown = Shutdown::new(shards);
-    install_signals(shutdown.clone())?;
+    crate::catalog_check::check(&config.data_dir, config.shards, config.catalog_from_shard_0)
+        .map_err(NodeError::Catalogs)
+}
+
+/// The shards being started: their executors, the ports they bound, and the first failure.
+struct Starting {
+    handles: Vec<ExecutorJoinHandle<Result<(), String>>>,
+    /// Each shard waits on its receiver for every shard's own port.
+    ports_tx: Vec<oneshot::Sender<Vec<u16>>>,
+    shared: SocketAddr,
+    own_ports: Vec<u16>,
+    metrics: Option<SocketAddr>,
+    failure: Option<NodeError>,
+}
+
+/// Starts one pinned executor per shard, one at a time: each binds its ports before the next
+/// starts, because shard 0's bind fixes the shared port the others bind too. Stops at the first
+/// failure (in `failure`).
+fn start_shards(
+    config: &NodeConfig,
+    cpus: &[usize],
+    shutdown: &Arc<Shutdown>,
+    report_tx: &mpsc::Sender<Report>,
+    report_rx: &mpsc::Receiver<Report>,
+) -> Starting {
+    let shards = config.shards;
     let mut mesh = crate::mesh::channels(shards, config.limits.forward_queue);
     let node_connections = Arc::new(ConnectionCap::new(config.limits.connections_max));
-    let (report_tx, report_rx) = mpsc::channel::<Report>();
-    let mut ports_tx = Vec::with_capacity(shards);
-    let mut handles = Vec::with_capacity(shards);
-    let mut shared = config.listen;
-    let mut own_ports = vec![0u16; shards];
-    let mut metrics = None;
-    let mut failure: Option<NodeError> = None;
-
+    let mut s = Starting {
+        handles: Vec::with_capacity(shards),
+        ports_tx: Vec::with_capacity(shards),
+        shared: config.listen,
+        own_ports: vec![0u16; shards],
+        metrics: None,
+        failure: None,
+    };
     for (id, ends) in mesh.drain(..).enumerate() {
         let (tx, rx) = oneshot::channel::<Vec<u16>>();
-        ports_tx.push(tx);
+        s.ports_tx.push(tx);
         let start = ShardStart {
             id,
             config: config.clone(),
-            shared,
+            shared: s.shared,
             ends,
             ports: rx,
             report: report_tx.clone(),
             shutdown: shutdown.clone(),
             node_connections: node_connections.clone(),
         };
-        let cpu = crate::cpus::for_shard(&cpus, id);
+        let cpu = crate::cpus::for_shard(cpus, id);
         tracing::debug!(shard = id, cpu, "pinning");
         let builder = LocalExecutorBuilder::new(Placement::Fixed(cpu))
             .name(&format!("shard-{id}"))
             .io_memory(config.io_memory_bytes);
         match builder.spawn(move || run_shard(start)) {
-            Ok(handle) => handles.push(handle),
+            Ok(handle) => s.handles.push(handle),
             Err(e) => {
-                failure = Some(NodeError::Executor { shard: id, message: e.to_string() });
+                s.failure = Some(NodeError::Executor { shard: id, message: e.to_string() });
                 break;
             }
         }
         // Wait for this shard's ports before starting the next: shard 0 fixes the shared port.
         match report_rx.recv() {
             Ok(Report::Bound { shard, shared: addr, own, metrics: m }) => {
-                shared = addr;
-                own_ports[shard] = own;
-                metrics = metrics.or(m);
+                s.shared = addr;
+                s.own_ports[shard] = own;
+                s.metrics = s.metrics.or(m);
             }
             Ok(Report::Failed { shard, message }) => {
-                failure = Some(NodeError::Shard { shard, message });
+                s.failure = Some(NodeError::Shard { shard, message });
                 break;
             }
             Ok(Report::Ready { .. }) | Err(_) => {
-                failure = Some(NodeError::Shard { shard: id, message: "stopped starting".into() });
+                s.failure =
+                    Some(NodeError::Shard { shard: id, message: "stopped starting".into() });
                 break;
             }
         }
     }
-    if failure.is_none() {
-        for tx in ports_tx.drain(..) {
-            let _ = tx.send(own_ports.clone());
-        }
-        let mut ready = 0;
-        while ready < shards {
-            match report_rx.recv() {
-                Ok(Report::Ready { shard }) => {
-                    tracing::debug!(shard, "shard ready");
-                    ready += 1;
-                }
-                Ok(Report::Failed { shard, message }) => {
-                    failure = Some(NodeError::Shard { shard, message });
-                    break;
-                }
-                Ok(Report::Bound { .. }) => {}
-                Err(_) => {
-                    failure =
-                        Some(NodeError::Shard { shard: 0, message: "stopped starting".into() });
-                    break;
-                }
+    s
+}
+
+/// Waits until all `shards` report ready, or for the first that fails.
+fn wait_ready(report_rx: &mpsc::Receiver<Report>, shards: usize) -> Result<(), NodeError> {
+    let mut ready = 0;
+    while ready < shards {
+        match report_rx.recv() {
+            Ok(Report::Ready { shard }) => {
+                tracing::debug!(shard, "shard ready");
+                ready += 1;
+            }
+            Ok(Report::Failed { shard, message }) => {
+                return Err(NodeError::Shard { shard, message });
+            }
+            Ok(Report::Bound { .. }) => {}
+            Err(_) => {
+                return Err(NodeError::Shard { shard: 0, message: "stopped starting".into() });
             }
         }
     }
-    if failure.is_none() {
-        let r = Ready {
-            listen: shared,
-            shard_ports: own_ports,
-            partitions: config.partitions,
-            metrics,
-        };
-        tracing::info!("{}", r.line());
-        on_ready(&r);
-        crate::notify::ready();
-    } else {
-        // Shards waiting for their ports see the senders dropped and stop.
-        ports_tx.clear();
-        shutdown.request();
-    }
+    Ok(())
+}
+
+/// Waits for every shard's executor to end; the first failure (`failure`, from start-up, or a
+/// shard's own) is the node's.
+fn join_shards(
+    handles: Vec<ExecutorJoinHandle<Result<(), String>>>,
+    mut failure: Option<NodeError>,
+) -> Result<(), NodeError> {
     for (id, handle) in handles.into_iter().enumerate() {
         match handle.join() {
             Ok(Ok(())) => {}
@@ -196,13 +245,7 @@ pub fn run(config: NodeConfig, on_ready: impl FnOnce(&Ready)) -> Result<(), Node
             }
         }
     }
-    match failure {
-        Some(e) => Err(e),
-        None => {
-            tracing::info!("ringstore-node stopped");
-            Ok(())
-        }
-    }
+    failure.map_or(Ok(()), Err)
 }
 
 /// SIGTERM and SIGINT request shutdown, from a thread of their own.
@@ -252,13 +295,41 @@ async fn run_shard(start: ShardStart) -> Result<(), String> {
 
 async fn serve_shard(start: ShardStart) -> Result<(), String> {
     let ShardStart { id, config, shared, ends, ports, report, shutdown, node_connections } = start;
-    // Listeners first: shard 0's shared bind fixes the port the others bind. Shard 0 first makes
-    // sure nobody else listens there (the shared port is SO_REUSEPORT, see `ports.rs`).
+    let listeners = bind_listeners(id, &config, shared)?;
+    let bound = Report::Bound {
+        shard: id,
+        shared: listeners.shared_addr,
+        own: listeners.own_port,
+        metrics: listeners.metrics_addr,
+    };
+    report.send(bound).map_err(|e| e.to_string())?;
+    let opened = open_shard(id, &config, listeners.shared_addr, ends, ports).await?;
+    let (shard, receivers) = opened.into_shard(id, &config, &shutdown, node_connections);
+    let tasks = spawn_tasks(&shard, listeners, receivers, &config);
+    report.send(Report::Ready { shard: id }).map_err(|e| e.to_string())?;
+    shutdown.requested().await;
+    drain_and_stop(&shard, tasks, &shutdown).await
+}
+
+/// A shard's listening sockets: the shared port, its own port and (shard 0) the metrics port.
+struct Listeners {
+    shared: TcpListener,
+    shared_addr: SocketAddr,
+    own: TcpListener,
+    own_port: u16,
+    metrics: Option<TcpListener>,
+    metrics_addr: Option<SocketAddr>,
+}
+
+/// Binds the shard's listeners, first thing: shard 0's shared bind fixes the port the others
+/// bind. Shard 0 first makes sure nobody else listens there (the shared port is SO_REUSEPORT,
+/// see `ports.rs`); the own port is `--listen` port + 1 + id (a free one for port 0).
+fn bind_listeners(id: usize, config: &NodeConfig, shared: SocketAddr) -> Result<Listeners, String> {
     if id == 0 {
         ports::check_free(shared, "the shared --listen port")?;
     }
     let shared_listener = ports::bind_shared(shared)?;
-    let shared = shared_listener.local_addr().map_err(|e| e.to_string())?;
+    let shared_addr = shared_listener.local_addr().map_err(|e| e.to_string())?;
     let own_port = match config.listen.port() {
         0 => 0,
         port => u16::try_from(usize::from(port) + 1 + id).map_err(|_| {
@@ -266,19 +337,38 @@ async fn serve_shard(start: ShardStart) -> Result<(), String> {
         })?,
     };
     let own_what = format!("shard {id}'s own port, --listen port + 1 + {id}");
-    let own_listener = ports::bind_exclusive(SocketAddr::new(shared.ip(), own_port), &own_what)?;
-    let own = own_listener.local_addr().map_err(|e| e.to_string())?.port();
-    let metrics_listener = match config.metrics {
+    let own = ports::bind_exclusive(SocketAddr::new(shared_addr.ip(), own_port), &own_what)?;
+    let own_port = own.local_addr().map_err(|e| e.to_string())?.port();
+    let metrics = match config.metrics {
         Some(addr) if id == 0 => Some(ports::bind_exclusive(addr, "--metrics")?),
         _ => None,
     };
-    let metrics = match &metrics_listener {
+    let metrics_addr = match &metrics {
         Some(l) => Some(l.local_addr().map_err(|e| e.to_string())?),
         None => None,
     };
-    report.send(Report::Bound { shard: id, shared, own, metrics }).map_err(|e| e.to_string())?;
+    Ok(Listeners { shared: shared_listener, shared_addr, own, own_port, metrics, metrics_addr })
+}
 
-    // The store, the catalog and the partition map.
+/// What a shard opens before it can serve.
+struct Opened {
+    tables: TableStore,
+    map: PartitionMap,
+    topology: Topology,
+    peers: Peers,
+    receivers: Vec<ConnectedReceiver<ShardMsg>>,
+}
+
+/// Opens the shard's store (recovery), catalog and partition map, learns every shard's own
+/// port, and connects its ends of the mesh (both ends of a channel wait for each other,
+/// `mesh_setup.rs`).
+async fn open_shard(
+    id: usize,
+    config: &NodeConfig,
+    shared: SocketAddr,
+    ends: MeshEnds,
+    ports: oneshot::Receiver<Vec<u16>>,
+) -> Result<Opened, String> {
     let dir = shard_dir(&config.data_dir, id);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let tables = TableStore::open(DmaDisk, &dir, config.store.clone(), Rc::new(SystemClock))
@@ -296,49 +386,90 @@ async fn serve_shard(start: ShardStart) -> Result<(), String> {
         shard_ports,
         partition_owners: (0..count.get()).map(|p| map.shard_of(p) as u16).collect(),
     };
-    // Both ends of a shared channel wait for each other to connect (`mesh_setup.rs`).
     let (peers, receivers) = crate::mesh::connect(ends, config.limits.forward_queue).await;
-    let shard = Rc::new(Shard {
-        id,
-        tables,
-        map,
-        topology,
-        limits: config.limits.clone(),
-        peers,
-        counters: Counters::default(),
-        inflight: Default::default(),
-        connections: Default::default(),
-        connection_closed: event_listener::Event::new(),
-        node_connections,
-        shutdown: shutdown.clone(),
-        ddl_lock: Semaphore::new(1),
-        buffers: BufPool::default(),
-        budget: BufferBudget::new(config.limits.buffer_bytes / config.shards),
-        acks: Default::default(),
-        scratch: Default::default(),
-    });
-    let acks_task = glommio::spawn_local(ack_task::run(shard.clone()));
-    let mut peer_tasks = Vec::new();
-    for rx in receivers {
-        peer_tasks.push(glommio::spawn_local(peer::serve_peer(shard.clone(), rx)));
-    }
-    let shared_task =
-        glommio::spawn_local(listener::accept_loop(shard.clone(), shared_listener, "shared"));
-    let own_task = glommio::spawn_local(listener::accept_loop(shard.clone(), own_listener, "own"));
-    let metrics_task =
-        metrics_listener.map(|l| glommio::spawn_local(metrics_http::serve(shard.clone(), l)));
-    let resume_task =
-        glommio::spawn_local(resume::run(shard.clone(), config.store.segment_size_bytes));
-    report.send(Report::Ready { shard: id }).map_err(|e| e.to_string())?;
+    Ok(Opened { tables, map, topology, peers, receivers })
+}
 
-    // Run until shutdown; then drain (see shutdown.rs).
-    shutdown.requested().await;
-    shared_task.await;
-    own_task.await;
-    if let Some(t) = metrics_task {
+impl Opened {
+    /// The shard's state, and the mesh receivers its peer tasks serve.
+    fn into_shard(
+        self,
+        id: usize,
+        config: &NodeConfig,
+        shutdown: &Arc<Shutdown>,
+        node_connections: Arc<ConnectionCap>,
+    ) -> (Rc<Shard>, Vec<ConnectedReceiver<ShardMsg>>) {
+        let shard = Rc::new(Shard {
+            id,
+            tables: self.tables,
+            map: self.map,
+            topology: self.topology,
+            limits: config.limits.clone(),
+            peers: self.peers,
+            counters: Counters::default(),
+            inflight: Default::default(),
+            connections: Default::default(),
+            connection_closed: event_listener::Event::new(),
+            node_connections,
+            shutdown: shutdown.clone(),
+            ddl_lock: Semaphore::new(1),
+            buffers: BufPool::default(),
+            budget: BufferBudget::new(config.limits.buffer_bytes / config.shards),
+            acks: Default::default(),
+            scratch: Default::default(),
+        });
+        (shard, self.receivers)
+    }
+}
+
+/// The tasks of a serving shard. Dropping a task cancels it.
+struct Tasks {
+    acks: Task<()>,
+    peers: Vec<Task<()>>,
+    shared: Task<()>,
+    own: Task<()>,
+    metrics: Option<Task<()>>,
+    resume: Task<()>,
+}
+
+/// Starts the shard's tasks: the acknowledger, one per peer channel, the accept loops, the
+/// metrics endpoint (shard 0) and the poisoned-store watcher.
+fn spawn_tasks(
+    shard: &Rc<Shard>,
+    listeners: Listeners,
+    receivers: Vec<ConnectedReceiver<ShardMsg>>,
+    config: &NodeConfig,
+) -> Tasks {
+    let accept = |l, which| glommio::spawn_local(listener::accept_loop(shard.clone(), l, which));
+    Tasks {
+        acks: glommio::spawn_local(ack_task::run(shard.clone())),
+        peers: receivers
+            .into_iter()
+            .map(|rx| glommio::spawn_local(peer::serve_peer(shard.clone(), rx)))
+            .collect(),
+        shared: accept(listeners.shared, "shared"),
+        own: accept(listeners.own, "own"),
+        metrics: listeners
+            .metrics
+            .map(|l| glommio::spawn_local(metrics_http::serve(shard.clone(), l))),
+        resume: glommio::spawn_local(resume::run(shard.clone(), config.store.segment_size_bytes)),
+    }
+}
+
+/// After shutdown was requested: stops accepting, waits for this shard's connections to
+/// close, drains with the other shards (see shutdown.rs), closes the mesh, and syncs and
+/// checkpoints the store.
+async fn drain_and_stop(
+    shard: &Rc<Shard>,
+    tasks: Tasks,
+    shutdown: &Shutdown,
+) -> Result<(), String> {
+    tasks.shared.await;
+    tasks.own.await;
+    if let Some(t) = tasks.metrics {
         t.await;
     }
-    resume_task.await;
+    tasks.resume.await;
     while shard.connections.get() > 0 {
         let listener = shard.connection_closed.listen();
         if shard.connections.get() == 0 {
@@ -347,18 +478,18 @@ async fn serve_shard(start: ShardStart) -> Result<(), String> {
         listener.await;
     }
     // Every connection is closed, so no write waits for its acknowledgement any more.
-    drop(acks_task);
+    drop(tasks.acks);
     // A DDL statement still being applied (its client may be gone) finishes on every shard
     // before this shard counts as drained, so no shard closes its channels under it.
     let _ddl = shard.ddl_lock.acquire_permit(1).await;
     shutdown.shard_drained();
     shutdown.wait_all_drained().await;
     shard.peers.close();
-    for t in peer_tasks {
+    for t in tasks.peers {
         t.await;
     }
     let store = shard.tables.store();
     store.shutdown().await.map_err(|e| format!("final sync or checkpoint failed: {e}"))?;
-    tracing::info!(shard = id, "shard stopped");
+    tracing::info!(shard = shard.id, "shard stopped");
     Ok(())
 }

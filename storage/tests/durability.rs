@@ -270,6 +270,7 @@ fn assert_err(r: ringstore_storage::Result<impl std::fmt::Debug>, want: &str) {
     assert!(got.starts_with(&format!("Err({want}")), "expected {want}, got {got}");
 }
 
+#[allow(clippy::too_many_lines, reason = "one scenario, read top to bottom")]
 #[test]
 fn limits_are_typed_errors_that_write_nothing() {
     common::run(|| async {

@@ -169,6 +169,7 @@ fn seed_script_and_single_row_statements() {
 
 /// SQL DDL from a file, then multiGet pages, ranges, ORDER BY, LIMIT, partial-key deletes and
 /// full scans, with pages of 2 or 3 rows so that every result follows resume tokens.
+#[allow(clippy::too_many_lines, reason = "one scenario, read top to bottom")]
 #[test]
 fn partial_keys_ranges_and_scans() {
     let dir = tempfile::tempdir().expect("temp dir");

@@ -85,6 +85,7 @@ fn every_corpus_file_and_its_mutations_pass_their_target() {
 
 /// Writes inputs made by the real encoders: valid ones, which the mutations and the fuzzer
 /// start from.
+#[allow(clippy::too_many_lines, reason = "one scenario, read top to bottom")]
 fn write_seeds() {
     let write = |target: &str, name: &str, bytes: &[u8]| {
         let dir = corpus_dir(target);

@@ -187,6 +187,7 @@ fn requests_past_the_inflight_budget_are_busy() {
     assert!(status.success(), "{status}");
 }
 
+#[allow(clippy::too_many_lines, reason = "one scenario, read top to bottom")]
 #[test]
 fn client_that_does_not_read_is_disconnected() {
     const GETS: u64 = 80;

@@ -73,6 +73,7 @@ fn expect_kv(row: Option<TableRow>, id: i64, generation: &str) {
     assert_eq!(kv_value(&row), Some(&Value::String(value_of(id, generation))), "row {id}");
 }
 
+#[allow(clippy::too_many_lines, reason = "one scenario, read top to bottom")]
 #[test]
 fn keys_land_on_every_shard_and_misrouted_requests_are_forwarded() {
     let (_dir, data) = data_dir();
@@ -207,6 +208,7 @@ fn multi_get_all_on(conn: &mut Connection, tenant: &str, limit: u32) -> Vec<i64>
     panic!("multiGet of {tenant} did not end in 1000 pages");
 }
 
+#[allow(clippy::too_many_lines, reason = "one scenario, read top to bottom")]
 #[test]
 fn multi_get_and_multi_delete_on_a_shard_key() {
     const PER_TENANT: i64 = 30;
