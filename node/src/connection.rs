@@ -677,6 +677,18 @@ mod tests {
     }
 
     #[test]
+    fn writes_reserve_a_receipt_and_reads_a_whole_frame() {
+        let limits = Limits::default();
+        let frame = HEADER_BYTES + limits.frame_body_bytes as usize;
+        for op in [Opcode::Ping, Opcode::Put, Opcode::Update, Opcode::Delete, Opcode::Stats] {
+            assert_eq!(response_bound(op, &limits), SMALL_RESPONSE_BYTES, "{op:?}");
+        }
+        for op in [Opcode::Get, Opcode::MultiGet, Opcode::Scan, Opcode::Ddl, Opcode::Execute] {
+            assert_eq!(response_bound(op, &limits), frame, "{op:?}");
+        }
+    }
+
+    #[test]
     fn a_started_frame_gets_what_is_left_of_the_read_timeout_and_an_idle_one_the_idle_timeout() {
         let limits = Limits { read_timeout_ms: 1_000, idle_timeout_ms: 0, ..Limits::default() };
         assert_eq!(read_timeout(&limits, None), None, "no idle timeout: wait for ever");

@@ -105,23 +105,8 @@ async fn scan(
     resume: Option<&[u8]>,
     body: &[u8],
 ) -> Result<(Vec<TableRow>, Option<Vec<u8>>), RequestError> {
-    let bad_token = |what| TableError::BadResumeToken { table: table.to_owned(), what };
-    let (mut s, mut inner) = match resume {
-        None => (0, None),
-        Some(token) if token.len() < SCAN_TOKEN_SHARD_BYTES => {
-            return Err(bad_token("a scan token starts with a 2-byte shard number").into())
-        }
-        Some(token) => {
-            let s = usize::from(u16::from_le_bytes([token[0], token[1]]));
-            if s >= shard.shards() {
-                return Err(
-                    bad_token("the scan token names a shard this node does not have").into()
-                );
-            }
-            let rest = &token[SCAN_TOKEN_SHARD_BYTES..];
-            (s, (!rest.is_empty()).then(|| rest.to_vec()))
-        }
-    };
+    let (mut s, mut inner) = parse_token(resume, shard.shards())
+        .map_err(|what| TableError::BadResumeToken { table: table.to_owned(), what })?;
     let mut rows = Vec::new();
     let mut budget = table_ops::page_budget(shard, t);
     while s < shard.shards() {
@@ -161,9 +146,48 @@ async fn scan(
     Ok((rows, None))
 }
 
+/// Where a cross-shard scan resumes: the shard, and the resume token inside that shard's part
+/// (None: from its start). No token: shard 0 from the start. Refused (the reason) if the token
+/// is too short for the shard number or names a shard past `shards`.
+fn parse_token(
+    resume: Option<&[u8]>,
+    shards: usize,
+) -> Result<(usize, Option<Vec<u8>>), &'static str> {
+    let Some(token) = resume else { return Ok((0, None)) };
+    if token.len() < SCAN_TOKEN_SHARD_BYTES {
+        return Err("a scan token starts with a 2-byte shard number");
+    }
+    let s = usize::from(u16::from_le_bytes([token[0], token[1]]));
+    if s >= shards {
+        return Err("the scan token names a shard this node does not have");
+    }
+    let rest = &token[SCAN_TOKEN_SHARD_BYTES..];
+    Ok((s, (!rest.is_empty()).then(|| rest.to_vec())))
+}
+
+/// The resume token of a cross-shard scan: the shard number (u16, little-endian), then the
+/// resume token inside that shard's part (docs/PROTOCOL.md).
 fn token(shard: usize, inner: &[u8]) -> Vec<u8> {
     let mut t = Vec::with_capacity(SCAN_TOKEN_SHARD_BYTES + inner.len());
     t.extend_from_slice(&(shard as u16).to_le_bytes());
     t.extend_from_slice(inner);
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scan_tokens_name_a_shard_and_a_place_in_it() {
+        assert_eq!(parse_token(None, 2), Ok((0, None)), "no token: shard 0 from its start");
+        for (shard, inner) in [(0, &b""[..]), (1, &b"k\x00\x01"[..]), (300, &b"x"[..])] {
+            let t = token(shard, inner);
+            let want = (shard, (!inner.is_empty()).then(|| inner.to_vec()));
+            assert_eq!(parse_token(Some(&t), 301), Ok(want), "{t:?}");
+        }
+        assert!(parse_token(Some(&[1]), 2).unwrap_err().contains("2-byte shard number"));
+        let past = token(2, b"k");
+        assert!(parse_token(Some(&past), 2).unwrap_err().contains("does not have"));
+    }
 }

@@ -237,3 +237,81 @@ fn send_now(fd: RawFd, bytes: &[u8]) -> std::io::Result<usize> {
         Ok(n as usize)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The output's accounting (queued and reserved bytes, the shard's budget), its direct
+    //! sends, and the waits on it, over a Unix socket pair instead of a TCP connection.
+
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+
+    use futures_lite::future::{block_on, poll_once};
+
+    use super::*;
+
+    fn output() -> (Output, UnixStream, UnixStream, Rc<BufferBudget>) {
+        let (ours, peer) = UnixStream::pair().expect("socket pair");
+        let budget = BufferBudget::new(1 << 20);
+        (Output::new(ours.as_raw_fd(), budget.clone()), ours, peer, budget)
+    }
+
+    #[test]
+    fn queued_and_reserved_bytes_count_against_the_cap_and_the_budget() {
+        let (out, _ours, _peer, budget) = output();
+        out.push(b"frame-1");
+        out.reserve(4096);
+        assert_eq!(out.committed(), 7 + 4096);
+        assert_eq!(budget.used(), 7 + 4096);
+        out.unreserve(4096);
+        assert_eq!((out.committed(), budget.used()), (7, 7));
+        out.reserve(100);
+        drop(out);
+        assert_eq!(budget.used(), 0, "a closed connection gives back what it still counted");
+    }
+
+    #[test]
+    fn a_direct_send_delivers_the_pending_frames_in_order_and_frees_their_bytes() {
+        let (out, _ours, mut peer, budget) = output();
+        let counters = Counters::default();
+        out.push(b"first ");
+        out.push(b"second");
+        out.writing.set(true);
+        out.flush_now(&counters);
+        assert_eq!(out.committed(), 12, "nothing is sent while the writer task holds a batch");
+        out.writing.set(false);
+        out.flush_now(&counters);
+        assert_eq!((out.committed(), budget.used(), counters.bytes_out.get()), (0, 0, 12));
+        let mut got = [0u8; 12];
+        peer.read_exact(&mut got).expect("read the frames");
+        assert_eq!(&got, b"first second");
+    }
+
+    #[test]
+    fn a_killed_output_takes_no_more_frames_and_a_failed_send_kills_it() {
+        let (out, _ours, peer, _budget) = output();
+        drop(peer);
+        out.push(b"lost");
+        out.flush_now(&Counters::default());
+        assert!(out.killed.get(), "a send to a closed peer kills the output");
+        out.push(b"more");
+        assert_eq!(out.pending.borrow().len(), 4, "nothing is queued after the kill");
+        assert!(block_on(poll_once(out.killed())).is_some());
+        assert!(block_on(poll_once(out.below(1))).is_some(), "a killed output never blocks");
+    }
+
+    #[test]
+    fn waits_end_when_the_bytes_cross_their_mark() {
+        let (out, _ours, _peer, _budget) = output();
+        out.reserve(1000);
+        let mut below = Box::pin(out.below(500));
+        assert!(block_on(poll_once(&mut below)).is_none(), "1,000 bytes are not below 500");
+        out.unreserve(1000);
+        assert!(block_on(poll_once(&mut below)).is_some(), "woken by the unreserve");
+        let mut full = Box::pin(out.full(8));
+        assert!(block_on(poll_once(&mut full)).is_none());
+        out.push(b"12345678");
+        assert!(block_on(poll_once(&mut full)).is_some(), "woken by the push");
+    }
+}

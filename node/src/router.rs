@@ -22,7 +22,8 @@ pub const DDL_COORDINATOR: usize = 0;
 pub enum Route<'r> {
     /// On the receiving shard.
     Local,
-    /// On this shard, which owns the request's partition (or coordinates DDL).
+    /// On the shard in the variant, which owns the request's partition (or coordinates DDL:
+    /// shard 0); the receiving shard sends it there over the mesh (`forward.rs`).
     Forward(usize),
     /// Coordinated by the receiving shard across every shard (`fanout.rs`).
     FanOut(FanOutKind<'r>),

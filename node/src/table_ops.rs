@@ -249,3 +249,40 @@ fn range_request<'a>(
         allow_full_scan: range.allow_full_scan,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ringstore_storage::table::{RowToken, RowVersion};
+
+    fn row(key: &str, value_bytes: usize) -> TableRow {
+        let version = RowVersion {
+            version: 1,
+            expiry_ms: 0,
+            fields: vec![Some(Value::Binary(vec![0; value_bytes].into()))],
+        };
+        TableRow { token: RowToken(1), versions: vec![version], key: key.as_bytes().to_vec() }
+    }
+
+    #[test]
+    fn a_page_keeps_the_leading_rows_that_fit_and_at_least_one() {
+        let rows: Vec<TableRow> = (0..5).map(|i| row(&format!("k{i}"), 100)).collect();
+        let each = response::row_wire_bytes(&rows[0]);
+        let mut page = rows.clone();
+        let mut budget = 3 * each + 10;
+        assert!(trim_to_budget(&mut page, &mut budget, false), "two rows did not fit");
+        assert_eq!((page.len(), budget), (3, 10));
+        let mut page = rows.clone();
+        let mut budget = each - 1;
+        assert!(trim_to_budget(&mut page, &mut budget, false));
+        assert_eq!((page.len(), budget), (1, 0), "the first row goes even over the budget");
+        let mut page = rows.clone();
+        let mut budget = each - 1;
+        assert!(trim_to_budget(&mut page, &mut budget, true));
+        assert!(page.is_empty(), "a later shard's part may add nothing");
+        let mut page = rows;
+        let mut budget = usize::MAX;
+        assert!(!trim_to_budget(&mut page, &mut budget, false));
+        assert_eq!(page.len(), 5);
+    }
+}
