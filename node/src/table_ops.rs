@@ -259,7 +259,7 @@ mod tests {
         let version = RowVersion {
             version: 1,
             expiry_ms: 0,
-            fields: vec![Some(Value::Binary(vec![0; value_bytes].into()))],
+            fields: vec![Some(Value::Binary(vec![0; value_bytes]))],
         };
         TableRow { token: RowToken(1), versions: vec![version], key: key.as_bytes().to_vec() }
     }
