@@ -208,7 +208,11 @@ impl RecordCache {
     pub fn get_ref(&self, key: &[u8]) -> Option<CachedRef<'_>> {
         let found = self.find(self.hash(key), key).map(|(_, i)| {
             let e = &self.entries[i];
-            e.referenced.set(true);
+            // Only the first hit since the hand passed writes: a store to an entry on every hit
+            // would dirty its cache line, to be written back to memory later.
+            if !e.referenced.get() {
+                e.referenced.set(true);
+            }
             CachedRef { value: e.value(), version: e.version, expiry_ms: e.expiry_ms }
         });
         let counter = if found.is_some() { &self.hits } else { &self.misses };
