@@ -13,7 +13,6 @@ pub mod ack_task;
 pub mod budget;
 pub mod buffers;
 pub mod catalog_check;
-pub mod cli;
 pub mod config;
 pub mod connection;
 pub mod connection_cap;

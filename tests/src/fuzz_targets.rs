@@ -70,7 +70,7 @@ pub fn ddl(data: &[u8]) {
 /// A `ringstore-cli` script (statements and row operations).
 pub fn cli(data: &[u8]) {
     if let Ok(text) = std::str::from_utf8(data) {
-        let _ = ringstore_node::cli::statement::parse_script(text);
+        let _ = ringstore_cli::statement::parse_script(text);
     }
 }
 

@@ -1,6 +1,6 @@
 //! `ringstore-cli`: the SQL-style client of a ringstore node. It runs the statements of `-e`, of
 //! `-f FILE`, or of standard input (a script when stdin is not a terminal, else an interactive
-//! prompt). See docs/CLI.md; the work is in `ringstore_node::cli::run`.
+//! prompt). See docs/CLI.md; the work is in `ringstore_cli::run`.
 //!
 //! Exit status: 0 when every statement succeeded, 1 when one failed, 2 for a usage error or when
 //! the node could not be reached.
@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
+use ringstore_cli::limits::SCRIPT_BYTES_MAX;
+use ringstore_cli::run::{self, InputState, CODE_CONNECTION, PAGE_ROWS_DEFAULT};
+use ringstore_cli::{CliError, Format, Session};
 use ringstore_net::{Client, ClientOptions};
-use ringstore_node::cli::limits::SCRIPT_BYTES_MAX;
-use ringstore_node::cli::run::{self, InputState, CODE_CONNECTION, PAGE_ROWS_DEFAULT};
-use ringstore_node::cli::{CliError, Format, Session};
 use ringstore_storage::constants::SCAN_LIMIT_MAX;
 
 #[derive(Debug, Parser)]

@@ -136,9 +136,9 @@ mod tests {
     use std::ops::Bound;
 
     use super::*;
-    use crate::cli::ast::{RangeSpec, Select};
-    use crate::cli::error::Problem;
-    use crate::cli::literal::test_literals::{key, num, string};
+    use crate::ast::{RangeSpec, Select};
+    use crate::error::Problem;
+    use crate::literal::test_literals::{key, num, string};
 
     fn range(field: &str, start: Bound<Literal>, end: Bound<Literal>) -> Option<RangeSpec> {
         Some(RangeSpec { field: field.to_owned(), start, end })
@@ -454,7 +454,7 @@ mod tests {
 
     #[test]
     fn limits_are_named() {
-        let rows = vec!["(1)"; crate::cli::limits::UPSERT_ROWS_MAX + 1].join(", ");
+        let rows = vec!["(1)"; crate::limits::UPSERT_ROWS_MAX + 1].join(", ");
         let e = error(&format!("UPSERT INTO t (a) VALUES {rows}"));
         assert!(
             e.to_string().ends_with(
@@ -462,7 +462,7 @@ mod tests {
             ),
             "{e}"
         );
-        let ok = vec!["(1)"; crate::cli::limits::UPSERT_ROWS_MAX].join(", ");
+        let ok = vec!["(1)"; crate::limits::UPSERT_ROWS_MAX].join(", ");
         assert!(parse_script(&format!("UPSERT INTO t (a) VALUES {ok}")).is_ok());
         let long = format!("SELECT * FROM t WHERE a = '{}'", "x".repeat(STATEMENT_BYTES_MAX));
         let e = error(&format!("STATS; {long}"));

@@ -792,7 +792,7 @@ mod tests {
     use ringstore_storage::table::{FieldType, TableId};
 
     use super::*;
-    use crate::cli::literal::test_literals::{key, num, string};
+    use crate::literal::test_literals::{key, num, string};
 
     /// `orders`: key (SHARD(userid), orderid, line DESC), one non-key field.
     fn orders() -> TableSchema {

@@ -69,3 +69,22 @@ pub use literal::{to_optional_value, to_value, Literal, LiteralError};
 pub use output::Format;
 pub use run::{CliError, Session};
 pub use statement::parse_script;
+
+#[cfg(test)]
+mod codes_tests {
+    #[test]
+    fn the_cli_s_codes_are_documented() {
+        let codes = [
+            crate::error::CODE_SYNTAX,
+            crate::error::CODE_INVALID,
+            crate::error::CODE_LIMIT,
+            crate::literal::CODE_LITERAL,
+            crate::run::CODE_CONNECTION,
+            crate::run::CODE_OUTPUT,
+        ];
+        let doc = include_str!("../../../docs/ERRORS.md");
+        for code in codes {
+            assert!(doc.contains(&format!("\n| {code} | ")), "{code} missing from ERRORS.md");
+        }
+    }
+}
