@@ -13,23 +13,17 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::rc::Rc;
-use std::sync::Arc;
 
 use glommio::{LocalExecutorBuilder, Placement};
 use ringstore_net::frame::HEADER_BYTES;
 use ringstore_net::request::{durability_flags, Request, WriteBody, WriteOptions};
 use ringstore_net::{FieldsBuf, Header, Opcode, ValueRef, Writer};
-use ringstore_node::buffers::BufPool;
-use ringstore_node::config::Limits;
-use ringstore_node::connection_cap::ConnectionCap;
-use ringstore_node::counters::Counters;
 use ringstore_node::inline::{self, Inline};
-use ringstore_node::mesh;
 use ringstore_node::shard::Shard;
-use ringstore_node::shutdown::Shutdown;
-use ringstore_storage::disk::dma::DmaDisk;
-use ringstore_storage::table::{PartitionCount, PartitionMap, TableStore, VersionSelect};
-use ringstore_storage::{Durability, StoreConfig, SystemClock};
+use ringstore_storage::table::VersionSelect;
+use ringstore_storage::Durability;
+
+mod common;
 
 struct Counting;
 
@@ -89,40 +83,6 @@ fn allocations_of(f: impl FnOnce()) -> u64 {
 const ROWS: u64 = 200;
 const ROUNDS: u64 = 5;
 
-async fn shard(dir: &std::path::Path) -> Rc<Shard> {
-    let config = StoreConfig::default();
-    let tables = TableStore::open(DmaDisk, dir, config, Rc::new(SystemClock)).await.expect("open");
-    let count = PartitionCount::new(64).expect("partition count");
-    let map = PartitionMap::load_or_create(tables.store().disk(), dir, count, 1)
-        .await
-        .expect("partition map");
-    let topology = ringstore_net::Topology {
-        shard: 0,
-        shared_port: 0,
-        shard_ports: vec![0],
-        partition_owners: vec![0; 64],
-    };
-    Rc::new(Shard {
-        id: 0,
-        tables,
-        map,
-        topology,
-        limits: Limits::default(),
-        peers: mesh::connect(mesh::channels(1, 16).remove(0), 16).await.0,
-        counters: Counters::default(),
-        inflight: Default::default(),
-        connections: Default::default(),
-        connection_closed: event_listener::Event::new(),
-        node_connections: Arc::new(ConnectionCap::new(Limits::default().connections_max)),
-        shutdown: Shutdown::new(1),
-        ddl_lock: glommio::sync::Semaphore::new(1),
-        buffers: BufPool::default(),
-        budget: ringstore_node::budget::BufferBudget::new(Limits::default().buffer_bytes),
-        acks: Default::default(),
-        scratch: Default::default(),
-    })
-}
-
 /// A request frame's header and body.
 fn frame(opcode: Opcode, id: u64, req: &Request<'_>, durability: Durability) -> (Header, Vec<u8>) {
     let mut w = Writer::default();
@@ -170,7 +130,7 @@ where
     let ex = LocalExecutorBuilder::new(Placement::Unbound)
         .io_memory(512 * 1024)
         .spawn(move || async move {
-            let shard = shard(&path).await;
+            let shard = common::shard(&path, 1, 0).await;
             let ddl = "CREATE TABLE bench (k STRING, n LONG, v BINARY, PRIMARY KEY (k))";
             shard.tables.ddl(ddl).await.expect("create table");
             for i in 0..ROWS {
