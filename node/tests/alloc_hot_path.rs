@@ -14,7 +14,6 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::rc::Rc;
 
-use glommio::{LocalExecutorBuilder, Placement};
 use ringstore_net::frame::HEADER_BYTES;
 use ringstore_net::request::{durability_flags, Request, WriteBody, WriteOptions};
 use ringstore_net::{FieldsBuf, Header, Opcode, ValueRef, Writer};
@@ -125,27 +124,21 @@ where
     F: FnOnce(Rc<Shard>) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()>,
 {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().to_path_buf();
-    let ex = LocalExecutorBuilder::new(Placement::Unbound)
-        .io_memory(512 * 1024)
-        .spawn(move || async move {
-            let shard = common::shard(&path, 1, 0).await;
-            let ddl = "CREATE TABLE bench (k STRING, n LONG, v BINARY, PRIMARY KEY (k))";
-            shard.tables.ddl(ddl).await.expect("create table");
-            for i in 0..ROWS {
-                let (h, body) = put_frame(i, Durability::NoSync);
-                let mut out = Vec::new();
-                assert!(matches!(
-                    inline::run(&shard, h, &body, now(&shard), &mut out),
-                    Inline::Answered
-                ));
-            }
-            shard.tables.store().sync().await.expect("sync");
-            test(shard).await;
-        })
-        .expect("executor");
-    ex.join().expect("executor thread");
+    common::on_executor(|path| async move {
+        let shard = common::shard(&path, 1, 0).await;
+        let ddl = "CREATE TABLE bench (k STRING, n LONG, v BINARY, PRIMARY KEY (k))";
+        shard.tables.ddl(ddl).await.expect("create table");
+        for i in 0..ROWS {
+            let (h, body) = put_frame(i, Durability::NoSync);
+            let mut out = Vec::new();
+            assert!(matches!(
+                inline::run(&shard, h, &body, now(&shard), &mut out),
+                Inline::Answered
+            ));
+        }
+        shard.tables.store().sync().await.expect("sync");
+        test(shard).await;
+    });
 }
 
 #[test]

@@ -7,7 +7,6 @@ mod common;
 
 use std::rc::Rc;
 
-use glommio::{LocalExecutorBuilder, Placement};
 use ringstore_net::request::{RangeBody, Request, WriteBody, WriteOptions};
 use ringstore_net::{FieldsBuf, ValueRef};
 use ringstore_node::router::{route, FanOutKind, Route};
@@ -27,20 +26,14 @@ where
     F: FnOnce(Rc<Shard>, Rc<Shard>) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()>,
 {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().to_path_buf();
-    let ex = LocalExecutorBuilder::new(Placement::Unbound)
-        .io_memory(512 * 1024)
-        .spawn(move || async move {
-            let zero = common::shard(&path.join("shard-0"), 2, 0).await;
-            let one = common::shard(&path.join("shard-1"), 2, 1).await;
-            for s in [&zero, &one] {
-                s.tables.ddl(DDL).await.expect("create table");
-            }
-            test(zero, one).await;
-        })
-        .expect("executor");
-    ex.join().expect("executor thread");
+    common::on_executor(|path| async move {
+        let zero = common::shard(&path.join("shard-0"), 2, 0).await;
+        let one = common::shard(&path.join("shard-1"), 2, 1).await;
+        for s in [&zero, &one] {
+            s.tables.ddl(DDL).await.expect("create table");
+        }
+        test(zero, one).await;
+    });
 }
 
 #[test]

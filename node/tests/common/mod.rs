@@ -15,6 +15,22 @@ use ringstore_storage::disk::dma::DmaDisk;
 use ringstore_storage::table::{PartitionCount, PartitionMap, TableStore};
 use ringstore_storage::{StoreConfig, SystemClock};
 
+/// Runs `test` on a glommio executor of its own thread (512 KiB of io memory, glommio's
+/// minimum), with a temporary directory for its stores, and waits for it.
+pub fn on_executor<F, Fut>(test: F)
+where
+    F: FnOnce(std::path::PathBuf) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().to_path_buf();
+    let ex = glommio::LocalExecutorBuilder::new(glommio::Placement::Unbound)
+        .io_memory(512 * 1024)
+        .spawn(move || async move { test(path).await })
+        .expect("executor");
+    ex.join().expect("executor thread");
+}
+
 /// Partitions of the test shards' map.
 pub const PARTITIONS: u32 = 64;
 
