@@ -2,9 +2,9 @@
 //! the key-size spec gives `n`, and every key's partition (hence its shard) is computed once so
 //! that routing a request costs an array lookup, not an encode and a hash.
 
+use ringstore_model::table::{PartitionCount, TableSchema};
 use ringstore_net::route::partition_of_fields;
 use ringstore_net::{FieldList, FieldsBuf, Topology, ValueRef};
-use ringstore_storage::table::{PartitionCount, TableSchema};
 
 use crate::scenario::Scenario;
 use crate::workload::SizeSpec;

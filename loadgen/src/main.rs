@@ -15,7 +15,7 @@ use ringstore_loadgen::scenario::Scenario;
 use ringstore_loadgen::workload::{
     Mix, SizeSpec, Ycsb, KEY_SIZE_MAX, KEY_SIZE_MIN, SCAN_LENGTH_MAX_DEFAULT, VALUE_BYTES_MAX,
 };
-use ringstore_storage::Durability;
+use ringstore_model::Durability;
 use serde_json::json;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

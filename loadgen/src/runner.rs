@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use ringstore_model::table::TableSchema;
+use ringstore_model::Durability;
 use ringstore_net::{Client, Topology};
-use ringstore_storage::table::TableSchema;
-use ringstore_storage::Durability;
 
 use crate::distribution::KeyDistribution;
 use crate::embedded::EmbeddedNode;

@@ -175,7 +175,7 @@ mod tests {
     #[test]
     fn every_design_parses_as_ddl() {
         for s in Scenario::ALL {
-            let stmts = ringstore_storage::ddl::parse(&s.ddl());
+            let stmts = ringstore_model::ddl::parse(&s.ddl());
             assert!(stmts.is_ok(), "{}: {:?}", s.name(), stmts.err());
         }
     }

@@ -15,10 +15,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ahash::RandomState;
+use ringstore_model::table::{Value, VersionSelect};
+use ringstore_model::Durability;
 use ringstore_net::response::decode_get;
 use ringstore_net::{Client, FieldsBuf, Request, ValueRef};
-use ringstore_storage::table::{Value, VersionSelect};
-use ringstore_storage::Durability;
 
 use crate::keyspace::{write_key, KeySpace, KEY_FIELD, TABLE, VALUE_FIELD};
 use crate::workload::SizeSpec;

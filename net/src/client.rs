@@ -19,11 +19,11 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use ringstore_storage::table::{
+use ringstore_model::table::{
     CatalogTable, ExecuteOutcome, MultiDeleteOutcome, Outcome, PartitionCount, RangeBound,
     TableRow, Value, VersionSelect, WriteOutcome,
 };
-use ringstore_storage::Durability;
+use ringstore_model::Durability;
 
 use crate::connection::{ClientError, Connection, Result};
 use crate::fields::{value_ref, FieldList, FieldsBuf};
@@ -508,9 +508,7 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
-    use ringstore_storage::table::{
-        partition_of_values, FieldType, RowToken, TableId, TableSchema,
-    };
+    use ringstore_model::table::{partition_of_values, FieldType, RowToken, TableId, TableSchema};
 
     use super::*;
     use crate::connection::fake::{answering, Frame, TIMEOUT};

@@ -17,7 +17,7 @@ use std::io::{self, BufReader, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::time::Duration;
 
-use ringstore_storage::Durability;
+use ringstore_model::Durability;
 use zerocopy::IntoBytes;
 
 use crate::frame::{Flags, FrameError, FrameHeader, Opcode, FRAME_BODY_BYTES_MAX, HEADER_BYTES};

@@ -5,7 +5,7 @@
 //! borrowed bytes and the count; [`FieldList::iter`] then yields `(name, value)` pairs straight
 //! from the receive buffer, so a request needs no allocation for its fields.
 
-use ringstore_storage::table::Value;
+use ringstore_model::table::Value;
 
 use crate::wire::{Reader, ValueRef, WireError, WireResult, Writer, FIELDS_MAX};
 

@@ -5,8 +5,8 @@
 //! Decoding allocates nothing for Get, Put, Update, Delete, MultiGet, MultiDelete and Scan: names,
 //! keys and rows stay borrowed ([`FieldList`]). Execute collects its operations in a vector.
 
-use ringstore_storage::table::{Condition, RowToken, VersionSelect};
-use ringstore_storage::Durability;
+use ringstore_model::table::{Condition, RowToken, VersionSelect};
+use ringstore_model::Durability;
 
 use crate::fields::FieldList;
 use crate::frame::{Flags, Opcode};

@@ -7,7 +7,7 @@
 //! order), then per row: token, stored key, and per version: version, expiry and one value per
 //! column (NULL for a field the row does not have).
 
-use ringstore_storage::table::{
+use ringstore_model::table::{
     decode_table_record, encode_table_record, for_each_version, visit_row, CatalogTable,
     CurrentRow, ExecuteOutcome, MultiDeleteOutcome, Name, Outcome, RowPage, RowToken, RowVersion,
     TableResult, TableRow, TableSchema, Value, ValueRef, VersionSelect, WriteOutcome,
@@ -96,7 +96,7 @@ pub fn encode_stats(w: &mut Writer, shards: &[ShardStats]) {
 pub fn encode_ddl(w: &mut Writer, outcomes: &[Outcome]) {
     // One outcome per statement, and a DDL text has at most DDL_STATEMENTS_MAX (a u16, asserted
     // where the limit is defined).
-    debug_assert!(outcomes.len() <= ringstore_storage::ddl::DDL_STATEMENTS_MAX);
+    debug_assert!(outcomes.len() <= ringstore_model::ddl::DDL_STATEMENTS_MAX);
     w.u16(outcomes.len() as u16);
     for o in outcomes {
         match o {
@@ -397,9 +397,9 @@ pub fn decode_ddl(body: &[u8]) -> WireResult<Vec<Outcome>> {
         for _ in 0..count {
             let at = r.position();
             out.push(match r.u8("outcome")? {
-                0 => Outcome::Created { id: ringstore_storage::table::TableId(r.u32("id")?) },
-                1 => Outcome::AlreadyExists { id: ringstore_storage::table::TableId(r.u32("id")?) },
-                2 => Outcome::Dropped { id: ringstore_storage::table::TableId(r.u32("id")?) },
+                0 => Outcome::Created { id: ringstore_model::table::TableId(r.u32("id")?) },
+                1 => Outcome::AlreadyExists { id: ringstore_model::table::TableId(r.u32("id")?) },
+                2 => Outcome::Dropped { id: ringstore_model::table::TableId(r.u32("id")?) },
                 3 => Outcome::NothingDropped,
                 4 => Outcome::Described(table_record(r)?),
                 5 => {
@@ -559,8 +559,8 @@ pub fn decode_error(code: u16, body: &[u8]) -> ErrorReply {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ringstore_storage::table::stored_row::{StoredRow, StoredVersion};
-    use ringstore_storage::table::{encode_row as encode_row_value, FieldType, TableId};
+    use ringstore_model::table::stored_row::{StoredRow, StoredVersion};
+    use ringstore_model::table::{encode_row as encode_row_value, FieldType, TableId};
 
     /// A Get response encoded from stored bytes is byte for byte the response encoded from the
     /// row the table layer decodes: key fields between non-key fields, NULLs, an expired version

@@ -2,10 +2,10 @@
 //! request to the owning shard) and in the client (to send it to that shard's port directly).
 //!
 //! The shard key is a leading prefix of the primary key; its values, encoded as the stored key
-//! encodes them, hash to a partition (`storage/src/table/partition.rs`), and the partition map
+//! encodes them, hash to a partition (`storage/model/src/table/partition.rs`), and the partition map
 //! says which shard owns it.
 
-use ringstore_storage::table::{partition_of_values, PartitionCount, TableResult, TableSchema};
+use ringstore_model::table::{partition_of_values, PartitionCount, TableResult, TableSchema};
 
 use crate::fields::FieldList;
 use crate::wire::ValueRef;
@@ -38,7 +38,7 @@ pub fn partition_of_fields(
 mod tests {
     use super::*;
     use crate::fields::FieldsBuf;
-    use ringstore_storage::table::{FieldType, TableId, Value};
+    use ringstore_model::table::{FieldType, TableId, Value};
 
     #[test]
     fn partition_follows_the_shard_key_only() {

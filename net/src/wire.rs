@@ -48,7 +48,7 @@ pub type WireResult<T> = Result<T, WireError>;
 
 /// A typed value borrowed from a body (the table layer's borrowed value, so request values reach
 /// the key encoder without a copy); its wire tag ([`tag`]) is its type.
-pub use ringstore_storage::table::ValueRef;
+pub use ringstore_model::table::ValueRef;
 
 /// The wire tag of a value: 0 NULL, 1 INTEGER, 2 LONG, 3 FLOAT, 4 DOUBLE, 5 STRING (text),
 /// 6 BINARY, 7 BOOLEAN (one byte, 0 or 1), 8 ENUM (the symbol, as a name), 9 TIMESTAMP (ms since

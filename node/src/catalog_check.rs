@@ -14,7 +14,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use ringstore_storage::table::catalog::{CATALOG_FILE, CATALOG_TMP_FILE};
+use ringstore_storage::table::{CATALOG_FILE, CATALOG_TMP_FILE};
 
 use crate::config::shard_dir;
 

@@ -23,13 +23,11 @@ pub const SEGMENT_SIZE_BYTES_MIN: u64 = 4 * 1024 * 1024;
 /// Largest configurable segment: a location keeps `offset / 8` in 23 bits.
 pub const SEGMENT_SIZE_BYTES_MAX: u64 = 64 * 1024 * 1024;
 
-/// Largest key the store accepts. The table layer keeps whole keys under 2 KiB; the rest is room
-/// for its table prefix.
-pub const KEY_BYTES_MAX: usize = 4096;
-/// Largest value the store accepts.
-pub const VALUE_BYTES_MAX: usize = 1024 * 1024;
-/// Most operations in one atomic batch.
-pub const BATCH_OPS_MAX: usize = 1024;
+// The limits a client must know too (largest key and value, most operations in a batch, most rows
+// a scan returns) are defined in `ringstore-model` and re-exported here.
+pub use ringstore_model::constants::{
+    BATCH_OPS_MAX, KEY_BYTES_MAX, SCAN_LIMIT_MAX, VALUE_BYTES_MAX,
+};
 /// Most encoded bytes (headers, keys, values, alignment) in one atomic batch. A batch is written in
 /// one segment, so it must fit in the smallest segment.
 pub const BATCH_BYTES_MAX: usize = 2 * 1024 * 1024;
@@ -77,8 +75,6 @@ pub const CHECKPOINT_INTERVAL_BYTES_DEFAULT: u64 = 256 * 1024 * 1024;
 /// Sequential read size for recovery and compaction.
 pub const SEQUENTIAL_READ_BYTES: usize = 1024 * 1024;
 
-/// Most rows one scan call returns; callers page with the resume key.
-pub const SCAN_LIMIT_MAX: usize = 100_000;
 /// Value reads a scan keeps in flight.
 pub const SCAN_READS_IN_FLIGHT_MAX: usize = 64;
 

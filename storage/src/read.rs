@@ -19,6 +19,7 @@ use crate::index::IndexEntry;
 use crate::record;
 use crate::state::{check_key, Shared};
 use crate::store::{Store, Value};
+use crate::table::KeyByteRange;
 use crate::{Error, Result};
 
 /// A value borrowed from the store's memory (the record cache or the unflushed log) for the
@@ -37,6 +38,14 @@ pub enum KeyRange {
     Prefix(Vec<u8>),
     /// `start <= key < end` style bounds.
     Range { start: Bound<Vec<u8>>, end: Bound<Vec<u8>> },
+}
+
+/// A table's key range (`start` included, `end` excluded) as a scan of the store.
+impl From<KeyByteRange> for KeyRange {
+    fn from(r: KeyByteRange) -> KeyRange {
+        let end = r.end.map_or(Bound::Unbounded, Bound::Excluded);
+        KeyRange::Range { start: Bound::Included(r.start), end }
+    }
 }
 
 /// A scan request.

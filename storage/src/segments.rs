@@ -166,10 +166,6 @@ impl<F> SegmentTable<F> {
         self.map.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
-
     pub fn add_live(&mut self, id: u32, bytes: u64) {
         self.get_mut(id).live_bytes += bytes;
     }

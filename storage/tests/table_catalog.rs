@@ -12,10 +12,10 @@ use std::pin::Pin;
 use futures_lite::future::{block_on, poll_once};
 use ringstore_storage::ddl::{parse, Statement};
 use ringstore_storage::disk::sim::{SimConfig, SimDisk, SimOp};
-use ringstore_storage::table::catalog::{
-    Catalog, CatalogError, Outcome, CATALOG_FILE, CATALOG_TMP_FILE,
-};
+use ringstore_storage::table::catalog::{Catalog, CatalogError, Outcome};
+use ringstore_storage::table::catalog_file;
 use ringstore_storage::table::{FieldType, TableError, TableId};
+use ringstore_storage::table::{OpError, CATALOG_FILE, CATALOG_TMP_FILE};
 
 const DIR: &str = "/store";
 
@@ -46,11 +46,11 @@ fn one(text: &str) -> Statement {
 }
 
 fn load(disk: &SimDisk) -> Catalog {
-    block_on(Catalog::load(disk, dir())).expect("catalog loads")
+    block_on(catalog_file::load(disk, dir())).expect("catalog loads")
 }
 
-fn apply(disk: &SimDisk, catalog: &mut Catalog, text: &str) -> Result<Outcome, CatalogError> {
-    block_on(catalog.apply(disk, dir(), &one(text)))
+fn apply(disk: &SimDisk, catalog: &mut Catalog, text: &str) -> Result<Outcome, OpError> {
+    block_on(catalog_file::apply(catalog, disk, dir(), &one(text)))
 }
 
 fn create(name: &str) -> String {
@@ -106,7 +106,10 @@ fn errors_and_if_clauses() {
     let mut catalog = load(&disk);
     apply(&disk, &mut catalog, &create("t")).expect("create");
     let dup = apply(&disk, &mut catalog, &create("t")).expect_err("duplicate");
-    assert!(matches!(dup, CatalogError::TableExists { ref table, id: 1 } if table == "t"), "{dup}");
+    assert!(
+        matches!(dup, OpError::Catalog(CatalogError::TableExists { ref table, id: 1 }) if table == "t"),
+        "{dup}"
+    );
     assert_eq!(dup.code(), 501);
     let again = create("t").replace("TABLE", "TABLE IF NOT EXISTS");
     assert_eq!(
@@ -115,7 +118,10 @@ fn errors_and_if_clauses() {
     );
     for text in ["DROP TABLE nope", "DESCRIBE TABLE nope"] {
         let e = apply(&disk, &mut catalog, text).expect_err("unknown table");
-        assert!(matches!(e, CatalogError::Table(TableError::UnknownTable { .. })), "{e}");
+        assert!(
+            matches!(e, OpError::Catalog(CatalogError::Table(TableError::UnknownTable { .. }))),
+            "{e}"
+        );
         assert_eq!(e.code(), 201);
     }
     let drop = apply(&disk, &mut catalog, "DROP TABLE IF EXISTS nope").expect("no-op");
@@ -145,7 +151,7 @@ fn seed_cli_script_creates_my_products() {
     let disk = SimDisk::new(SimConfig::new(4));
     let mut catalog = load(&disk);
     for statement in parse(SEED_SCRIPT).expect("seed script parses") {
-        block_on(catalog.apply(&disk, dir(), &statement)).expect("apply");
+        block_on(catalog_file::apply(&mut catalog, &disk, dir(), &statement)).expect("apply");
     }
     let catalog = load(&disk);
     let table = catalog.get("myProducts").expect("myProducts exists");
@@ -183,7 +189,7 @@ fn assert_old_or_new(seed: u64, interrupt: impl FnOnce(&SimDisk, &mut Catalog, &
     let scratch = SimDisk::new(SimConfig::new(0));
     let _ = load(&scratch);
     let mut new = old.clone();
-    block_on(new.apply(&scratch, dir(), &statement)).expect("model");
+    block_on(catalog_file::apply(&mut new, &scratch, dir(), &statement)).expect("model");
     interrupt(&disk, &mut catalog, &statement);
     disk.crash();
     let loaded = load(&disk);
@@ -197,10 +203,12 @@ fn io_fault_inside_apply_leaves_old_or_new_catalog() {
         for op in [SimOp::Write, SimOp::Fsync] {
             assert_old_or_new(seed, |disk, catalog, statement| {
                 disk.fail_next(op);
-                let e = block_on(catalog.apply(disk, dir(), statement)).expect_err("fault");
+                let e = block_on(catalog_file::apply(catalog, disk, dir(), statement))
+                    .expect_err("fault");
                 assert_eq!(e.code(), 503);
                 // The catalog refuses further changes until it is loaded again.
-                let e = block_on(catalog.apply(disk, dir(), statement)).expect_err("poisoned");
+                let e = block_on(catalog_file::apply(catalog, disk, dir(), statement))
+                    .expect_err("poisoned");
                 assert!(e.to_string().contains("refuses writes"), "{e}");
             });
         }
@@ -215,7 +223,7 @@ fn crash_at_every_step_of_apply_leaves_old_or_new_catalog() {
                 // Every simulated disk operation yields once, so polling `steps` times stops the
                 // write after a given number of operations; dropping the future is the crash.
                 let mut apply: Pin<Box<dyn Future<Output = _> + '_>> =
-                    Box::pin(catalog.apply(disk, dir(), statement));
+                    Box::pin(catalog_file::apply(catalog, disk, dir(), statement));
                 for _ in 0..steps {
                     if block_on(poll_once(&mut apply)).is_some() {
                         break;
@@ -244,8 +252,8 @@ fn damaged_catalog_file_is_a_typed_error() {
     damaged.extend((0..body_end).map(|len| good[..len].to_vec()));
     for bytes in damaged {
         disk.set_file_bytes(&path, bytes);
-        let e = block_on(Catalog::load(&disk, dir())).expect_err("damage is detected");
-        let CatalogError::Store(ringstore_storage::Error::CorruptFile { file, what }) = &e else {
+        let e = block_on(catalog_file::load(&disk, dir())).expect_err("damage is detected");
+        let OpError::CatalogStore(ringstore_storage::Error::CorruptFile { file, what }) = &e else {
             panic!("not a corrupt-file error: {e:?}")
         };
         assert_eq!(file, &path);

@@ -77,9 +77,9 @@ fn compaction_purges_dropped_tables_and_expired_versions() {
 
         // DROP TABLE gone as a crash in the middle would leave it: in the catalog, not the log.
         let dir = std::path::Path::new(SIM_DIR);
-        let mut catalog = Catalog::load(&disk, dir).await.unwrap();
+        let mut catalog = catalog_file::load(&disk, dir).await.unwrap();
         let drop = parse("DROP TABLE gone").unwrap();
-        catalog.apply(&disk, dir, &drop[0]).await.unwrap();
+        catalog_file::apply(&mut catalog, &disk, dir, &drop[0]).await.unwrap();
 
         let ts = open(&disk, &clock).await;
         let keys_before = ts.store().stats().keys;

@@ -4,12 +4,11 @@
 //! deleted together by multiGet and multiDelete.
 
 mod common;
-mod seed_scripts;
 
 use common::{open_tables, run, sim, T0_MS};
+use ringstore_storage::ddl::seed_scripts::{SEED_SINGLE_KEY_SCRIPT, SEED_THREE_KEY_SCRIPT};
 use ringstore_storage::table::*;
 use ringstore_storage::{Durability, ManualClock};
-use seed_scripts::{SEED_SINGLE_KEY_SCRIPT, SEED_THREE_KEY_SCRIPT};
 
 const SHARDED_PRODUCTS: &str = "CREATE TABLE myProducts (productType STRING, productName STRING, \
      productClass STRING, color ENUM(blue, green, red), size ENUM(small, medium, large), \

@@ -12,7 +12,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The source trees the file maps cover.
-const SOURCE_DIRS: &[&str] = &["storage/src", "net/src", "node/src", "node/cli/src", "loadgen/src"];
+const SOURCE_DIRS: &[&str] =
+    &["storage/src", "storage/model/src", "net/src", "node/src", "node/cli/src", "loadgen/src"];
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()

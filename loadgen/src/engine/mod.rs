@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use ringstore_storage::Durability;
+use ringstore_model::Durability;
 
 use crate::distribution::KeyDistribution;
 use crate::keyspace::KeySpace;

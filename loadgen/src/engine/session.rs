@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
+use ringstore_model::Durability;
 use ringstore_net::frame::{Flags, FRAME_BODY_BYTES_MAX, HEADER_BYTES};
 use ringstore_net::request::durability_flags;
 use ringstore_net::{FrameHeader, Header, Request, Writer};
-use ringstore_storage::Durability;
 use zerocopy::IntoBytes;
 
 /// Bytes read from the socket per `read` call (the input buffer grows past it for large frames).

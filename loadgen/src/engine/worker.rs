@@ -12,9 +12,9 @@ use crossbeam::channel::Sender;
 use mio::{Events, Poll, Token};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use ringstore_model::table::VersionSelect;
 use ringstore_net::request::{Bound, RangeBody};
 use ringstore_net::{FieldList, FieldsBuf, Request, ValueRef, WriteBody, WriteOptions};
-use ringstore_storage::table::VersionSelect;
 
 use super::recorder::{IntervalPart, Recorder};
 use super::schedule::Schedule;

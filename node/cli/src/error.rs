@@ -23,7 +23,7 @@ impl Place {
     /// The place of byte `offset` of `text`. An offset that is not a character boundary (which
     /// the parser never produces) is clamped rather than trusted, so this can not panic.
     pub(crate) fn at(text: &str, statement: usize, offset: usize) -> Place {
-        let (offset, p) = ringstore_storage::ddl::Position::locate(text, offset);
+        let (offset, p) = ringstore_model::ddl::Position::locate(text, offset);
         Place { statement, offset, line: p.line, column: p.column }
     }
 }

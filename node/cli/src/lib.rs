@@ -11,7 +11,7 @@
 //! (the Oracle NoSQL script of the seed document: lines of `table create`, `add-field`,
 //! `primary-key`, `shard-key`, `exit`, `plan add-table` and `##` comments) is one statement that
 //! needs no `;`; see `admin.rs` for where it ends. SQL DDL and admin blocks go to the
-//! server verbatim as [`Statement::Ddl`]; the server's DDL parser (`ringstore_storage::ddl`)
+//! server verbatim as [`Statement::Ddl`]; the server's DDL parser (`ringstore_model::ddl`)
 //! checks them.
 //!
 //! # Grammar

@@ -2,7 +2,7 @@
 //! compile time. A script over a limit is refused with a [`super::StatementError`] that names the
 //! limit and its value.
 
-use ringstore_storage::ddl::DDL_TEXT_BYTES_MAX;
+use ringstore_model::ddl::DDL_TEXT_BYTES_MAX;
 
 /// Largest script `parse_script` accepts: an `-e` text, a `-f` file or one interactive input.
 /// The parsed statements hold the text's strings again, so this bounds the parser's memory.

@@ -19,7 +19,7 @@
 
 use std::fmt;
 
-use ringstore_storage::table::{FieldType, Value};
+use ringstore_model::table::{FieldType, Value};
 
 use super::timestamp::parse_utc_ms;
 

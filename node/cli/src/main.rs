@@ -14,8 +14,8 @@ use clap::Parser;
 use ringstore_cli::limits::SCRIPT_BYTES_MAX;
 use ringstore_cli::run::{self, InputState, CODE_CONNECTION, PAGE_ROWS_DEFAULT};
 use ringstore_cli::{CliError, Format, Session};
+use ringstore_model::constants::SCAN_LIMIT_MAX;
 use ringstore_net::{Client, ClientOptions};
-use ringstore_storage::constants::SCAN_LIMIT_MAX;
 
 #[derive(Debug, Parser)]
 #[command(name = "ringstore-cli", version, about = "Run SQL-style statements on a ringstore node")]

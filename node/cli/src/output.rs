@@ -18,7 +18,7 @@
 use std::fmt::Write as _;
 use std::str::FromStr;
 
-use ringstore_storage::table::Value;
+use ringstore_model::table::Value;
 use serde_json::{json, Map, Number, Value as Json};
 use unicode_width::UnicodeWidthStr;
 

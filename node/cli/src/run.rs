@@ -25,11 +25,11 @@ use std::io::Write;
 use std::ops::Bound;
 use std::rc::Rc;
 
-use ringstore_net::{Client, ClientError, RangeQuery, ShardStats, Topology};
-use ringstore_storage::constants::{BATCH_OPS_MAX, SCAN_LIMIT_MAX};
-use ringstore_storage::table::{
+use ringstore_model::constants::{BATCH_OPS_MAX, SCAN_LIMIT_MAX};
+use ringstore_model::table::{
     CatalogTable, Outcome, RangeBound, TableRow, TableSchema, Value, VersionSelect, WriteOutcome,
 };
+use ringstore_net::{Client, ClientError, RangeQuery, ShardStats, Topology};
 
 use super::error::{CODE_INVALID, CODE_LIMIT};
 use super::lex::{self, Kind, Punct};
@@ -757,7 +757,7 @@ fn admin_block_state(block: &str, has_command: bool, any_before: bool, text: &st
     match (has_command, any_before) {
         (false, false) => InputState::Empty,
         (false, true) => InputState::Complete,
-        (true, _) if blank_line_last || ringstore_storage::ddl::parse(block).is_ok() => {
+        (true, _) if blank_line_last || ringstore_model::ddl::parse(block).is_ok() => {
             InputState::Complete
         }
         (true, _) => InputState::Incomplete,
@@ -789,7 +789,7 @@ pub fn is_exit(line: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use ringstore_storage::table::{FieldType, TableId};
+    use ringstore_model::table::{FieldType, TableId};
 
     use super::*;
     use crate::literal::test_literals::{key, num, string};

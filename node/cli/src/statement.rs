@@ -298,7 +298,7 @@ mod tests {
         );
         for statement in &statements[..1] {
             let Statement::Ddl(text) = statement else { panic!() };
-            ringstore_storage::ddl::parse(text).expect("the server parses it");
+            ringstore_model::ddl::parse(text).expect("the server parses it");
         }
     }
 
@@ -313,14 +313,14 @@ mod tests {
         assert_eq!(parse_script("").expect("empty"), []);
     }
 
-    use ringstore_storage::ddl::seed_scripts::{SEED_SINGLE_KEY_SCRIPT, SEED_THREE_KEY_SCRIPT};
+    use ringstore_model::ddl::seed_scripts::{SEED_SINGLE_KEY_SCRIPT, SEED_THREE_KEY_SCRIPT};
 
     #[test]
     fn seed_scripts_are_one_ddl_statement_each() {
         for script in [SEED_SINGLE_KEY_SCRIPT, SEED_THREE_KEY_SCRIPT] {
             assert_eq!(one(script), Statement::Ddl(script.to_owned()));
             assert_eq!(one(&format!("{script};")), Statement::Ddl(script.to_owned()));
-            let created = ringstore_storage::ddl::parse(script).expect("the server parses it");
+            let created = ringstore_model::ddl::parse(script).expect("the server parses it");
             assert_eq!(created.len(), 1);
         }
     }
@@ -348,7 +348,7 @@ mod tests {
         assert_eq!(statements[4], Statement::Ddl(SEED_SINGLE_KEY_SCRIPT.into()));
         assert_eq!(statements[5], Statement::Stats);
         let Statement::Ddl(text) = &statements[1] else { panic!() };
-        assert_eq!(ringstore_storage::ddl::parse(text).expect("the server parses it").len(), 1);
+        assert_eq!(ringstore_model::ddl::parse(text).expect("the server parses it").len(), 1);
     }
 
     #[test]
@@ -362,7 +362,7 @@ mod tests {
         let statements = parse_script(&script[..script.rfind("## note").expect("x")]).expect("ok");
         let Statement::Ddl(block) = &statements[0] else { panic!("{statements:?}") };
         assert!(block.ends_with("plan add-table -name t"), "{block:?}");
-        assert_eq!(ringstore_storage::ddl::parse(block).expect("the server parses it").len(), 1);
+        assert_eq!(ringstore_model::ddl::parse(block).expect("the server parses it").len(), 1);
         assert!(matches!(&statements[1], Statement::Select(s) if s.key.len() == 1));
     }
 

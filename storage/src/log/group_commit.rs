@@ -23,18 +23,9 @@ use crate::log::segment_file::encode_header;
 use crate::state::Shared;
 use crate::{Error, Result};
 
-/// How durable a write must be before it is acknowledged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Durability {
-    /// Acknowledged after the record is written and fdatasync'd.
-    #[default]
-    Sync,
-    /// Acknowledged after the write to the device completes (survives a process crash, not a
-    /// power loss).
-    WriteNoSync,
-    /// Acknowledged once buffered; written within the flush interval.
-    NoSync,
-}
+/// How durable a write must be before it is acknowledged (a wire concept, so it lives in
+/// `ringstore-model`).
+pub use ringstore_model::Durability;
 
 /// What a writer still waits for after its records were appended: the append sequence number to
 /// reach, and whether it must be synced (else written). Made by [`request_durable`], awaited by

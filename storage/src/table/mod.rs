@@ -1,68 +1,29 @@
-//! The table model (issue 3): schemas, typed values and the order-preserving key encoding.
+//! The table model on the store (issue 3): a shard's tables, their catalog file, and the typed
+//! operations that turn rows into the store's keys and values.
 //!
-//! The storage engine stores byte-string keys and values; this module gives them a table model.
-//! A [`TableSchema`] (built and checked by [`TableSchemaBuilder`]) names typed fields and a
-//! primary key with a shard key prefix. [`key`] turns key [`Value`]s into memcomparable byte keys
-//! (and back), partial keys and ranges into byte prefixes and byte ranges, and [`partition`] maps a
-//! shard key to its partition, [`row`] encodes the non-key fields (schema-versioned, append-only
-//! evolution) and [`catalog`] keeps the durable set of schemas and executes DDL statements. Every
-//! bad input is a [`TableError`] (or [`CatalogError`]) with a stable code; every limit is in
-//! [`limits`]. `docs/FORMAT.md` ("Table keys", "Catalog file", "Row values") describes the bytes.
+//! The pure model (schemas, values, key and row codecs, the partition hash, request types, the
+//! catalog's contents and DDL plan) lives in `ringstore-model` and is re-exported here, so the
+//! engine and the node name it as `table::...`. This crate adds what needs the store or the
+//! disk: [`TableStore`] runs the operations on one shard's [`crate::Store`], [`catalog_file`]
+//! keeps the catalog durable, [`partition_map`] records which shard owns which partition, and
+//! [`OpError`] is the operations' one error type. `docs/FORMAT.md` ("Table keys", "Catalog file",
+//! "Row values") describes the bytes.
+
+pub use ringstore_model::table::*;
 
 mod atomic_file;
-pub mod catalog;
-pub mod error;
-pub mod key;
-pub mod limits;
-pub mod name;
+pub mod catalog_file;
 pub mod op_error;
-pub mod partition;
 pub mod partition_map;
 mod purge;
 mod put_now;
 mod range_ops;
-pub mod request;
-pub mod row;
-pub mod schema;
-pub mod stored_row;
 pub mod table_store;
 mod tables;
-pub mod token;
-pub mod types;
-pub mod value;
 mod write_plan;
 
-pub use catalog::{
-    decode_table_record, encode_table_record, Catalog, CatalogError, CatalogTable, Outcome,
-};
-pub use error::{NameRole, TableError, TableResult};
-pub use key::{
-    decode_primary_key, encode_partial_key, encode_partial_key_named, encode_primary_key,
-    encode_primary_key_into, encode_primary_key_named, encode_primary_key_refs, encode_shard_key,
-    key_range, partial_key_values, prefix_successor, primary_key_values, shard_key_prefix_len,
-    table_prefix, FieldRange, KeyByteRange, RangeBound,
-};
-pub use name::{Name, NameProblem};
+pub use catalog_file::{CATALOG_FILE, CATALOG_TMP_FILE};
 pub use op_error::{OpError, OpResult};
-pub use partition::{
-    partition_hash, partition_of, partition_of_stored_key, partition_of_values, PartitionCount,
-    PARTITION_HASH_SEED,
-};
 pub use partition_map::{PartitionMap, PARTITION_MAP_FILE};
 pub use put_now::{PutOptions, PutScratch, INLINE_PUT_SLOTS_MAX};
-pub use request::{
-    Condition, CurrentRow, ExecuteOptions, ExecuteOutcome, Fields, MultiDeleteOutcome,
-    RangeRequest, RowPage, RowToken, RowVersion, TableRow, Updates, VersionSelect, WriteKind,
-    WriteOp, WriteOutcome,
-};
-pub use row::{
-    decode_row, decode_row_into, encode_row, encode_row_fields, merge_row, non_key_fields,
-    split_row, visit_row, DecodedRow, FieldRef,
-};
-pub use schema::{
-    Field, FieldRole, KeyField, TableId, TableOptions, TableSchema, TableSchemaBuilder,
-};
-pub use stored_row::{for_each_version, StoredVersion};
 pub use table_store::{TableStore, WRITE_ATTEMPTS_MAX};
-pub use types::FieldType;
-pub use value::{Value, ValueRef};

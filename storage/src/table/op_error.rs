@@ -13,17 +13,25 @@ pub enum OpError {
     Table(#[from] TableError),
     #[error(transparent)]
     Catalog(#[from] CatalogError),
+    /// Reading or writing the catalog file failed (I/O, a corrupt file naming the file and what
+    /// is wrong), or the catalog is poisoned by an earlier failed write: code 503.
+    #[error(transparent)]
+    CatalogStore(crate::Error),
     #[error(transparent)]
     Ddl(#[from] DdlError),
     #[error(transparent)]
     Store(#[from] crate::Error),
 }
 
+/// Code of [`OpError::CatalogStore`].
+pub const CATALOG_STORE_CODE: u16 = 503;
+
 impl OpError {
     pub fn code(&self) -> u16 {
         match self {
             OpError::Table(e) => e.code(),
             OpError::Catalog(e) => e.code(),
+            OpError::CatalogStore(_) => CATALOG_STORE_CODE,
             OpError::Ddl(e) => e.code(),
             OpError::Store(e) => e.code(),
         }
@@ -31,3 +39,16 @@ impl OpError {
 }
 
 pub type OpResult<T> = std::result::Result<T, OpError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The catalog file's code is part of the protocol: pinned, and listed in docs/ERRORS.md.
+    #[test]
+    fn catalog_store_code_is_stable() {
+        let e = OpError::CatalogStore(crate::Error::Closed);
+        assert_eq!(e.code(), 503);
+        crate::error::assert_documented(&[e.code()]);
+    }
+}

@@ -21,6 +21,7 @@ use crate::log::group_commit::{Durability, DurableWait};
 use crate::read::ScanRequest;
 use crate::store::{Store, WriteOptions};
 use crate::table::catalog::{Catalog, CatalogTable, Outcome};
+use crate::table::catalog_file;
 use crate::table::error::TableError;
 use crate::table::key::{encode_primary_key_refs, primary_key_values, table_prefix};
 use crate::table::op_error::OpResult;
@@ -64,7 +65,7 @@ impl<D: Disk> TableStore<D> {
         clock: Rc<dyn Clock>,
     ) -> OpResult<TableStore<D>> {
         let store = Store::open_with_clock(disk, dir, config, clock).await?;
-        let catalog = Catalog::load(store.disk(), store.dir()).await?;
+        let catalog = catalog_file::load(store.disk(), store.dir()).await?;
         let tables = Rc::new(RefCell::new(Tables::of(&catalog)));
         store.set_compaction_filter(Rc::new(TablePurge { tables: tables.clone() }));
         Ok(TableStore {
@@ -100,7 +101,7 @@ impl<D: Disk> TableStore<D> {
             return Ok(store);
         }
         let _permit = self.ddl_lock.acquire_permit(1).await.map_err(|_| crate::Error::Closed)?;
-        let catalog = Catalog::load(self.store.disk(), self.store.dir()).await?;
+        let catalog = catalog_file::load(self.store.disk(), self.store.dir()).await?;
         *self.tables.borrow_mut() = Tables::of(&catalog);
         *self.catalog.borrow_mut() = catalog;
         tracing::warn!(dir = %self.store.dir().display(), "catalog taking changes again");
@@ -118,7 +119,9 @@ impl<D: Disk> TableStore<D> {
             // in either way: after a failure the copy is unchanged, and poisoned if the file
             // write failed, which later DDL must see.
             let mut next = self.catalog.borrow().clone();
-            let result = next.apply(self.store.disk(), self.store.dir(), statement).await;
+            let result =
+                catalog_file::apply(&mut next, self.store.disk(), self.store.dir(), statement)
+                    .await;
             *self.catalog.borrow_mut() = next;
             let outcome = result?;
             *self.tables.borrow_mut() = Tables::of(&self.catalog.borrow());

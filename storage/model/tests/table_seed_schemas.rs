@@ -7,7 +7,7 @@
 //! of productClass, is refused. DDL parsing is a later step, so the scripts are spelled as builder
 //! calls here, one call per script line.
 
-use ringstore_storage::table::*;
+use ringstore_model::table::*;
 
 fn enum_of(values: &str) -> FieldType {
     FieldType::Enum(values.split(',').map(str::to_owned).collect())

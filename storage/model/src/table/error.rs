@@ -351,7 +351,7 @@ mod tests {
             222, 223, 224, 225, 226, 227, 228, 229, 230, 231, 232, 301, 302, 303,
         ];
         assert_eq!(codes, pinned);
-        crate::error::assert_documented(&codes);
+        crate::error_codes::assert_documented(&codes);
     }
 
     #[test]

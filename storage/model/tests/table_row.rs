@@ -7,8 +7,8 @@
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use ringstore_storage::table::row::*;
-use ringstore_storage::table::*;
+use ringstore_model::table::row::*;
+use ringstore_model::table::*;
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02X}")).collect::<Vec<_>>().join(" ")

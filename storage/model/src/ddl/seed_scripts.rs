@@ -1,6 +1,6 @@
 //! The seed document's admin CLI scripts (Oracle NoSQL, `001_22dd47f933f68d02.txt`), as
 //! constants: the DDL parser's tests, the table tests, the CLI's tests and the end-to-end tests
-//! all run them verbatim, and `storage/tests/ddl.rs` checks they match the document.
+//! all run them verbatim, and `storage/model/tests/ddl.rs` checks they match the document.
 
 // The two scripts exactly as the seed document (001_22dd47f933f68d02.txt) holds them: one line
 // each. The `\` line continuations are Rust syntax only; each string has no line break.

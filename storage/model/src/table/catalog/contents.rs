@@ -1,6 +1,6 @@
 //! What the catalog holds: its tables by id and by name, the next table id, and whether a failed
-//! write poisoned it. The catalog's file format (`codec.rs`) and its DDL execution and file
-//! writes (`mod.rs`) both build on these types, so they are apart from both.
+//! write poisoned it. The catalog's file format (`codec.rs`) and its DDL plan (`mod.rs`) both build
+//! on these types, so they are apart from both.
 
 use std::collections::BTreeMap;
 
@@ -92,6 +92,17 @@ impl Catalog {
     /// Whether a failed file write left this catalog refusing changes.
     pub fn is_poisoned(&self) -> bool {
         self.poisoned.is_some()
+    }
+
+    /// Why this catalog refuses changes, if it does.
+    pub fn poisoned(&self) -> Option<&str> {
+        self.poisoned.as_deref()
+    }
+
+    /// Marks the catalog as refusing changes: writing its file failed for `reason`, so the file
+    /// may hold the old or the new catalog until it is loaded again.
+    pub fn poison(&mut self, reason: String) {
+        self.poisoned = Some(reason);
     }
 
     pub(super) fn insert(&mut self, table: CatalogTable) {

@@ -5,10 +5,10 @@
 //! in primary key order and reports a missing, unknown, repeated or mistyped field by name. Rows
 //! come back with one slot per schema field, in schema order.
 
-use crate::log::group_commit::Durability;
 use crate::table::key::FieldRange;
 use crate::table::schema::TableSchema;
 use crate::table::value::Value;
+use crate::Durability;
 
 /// A key or a row: `(field name, value)` pairs in any order.
 pub type Fields<'a> = &'a [(&'a str, Value)];

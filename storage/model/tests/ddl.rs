@@ -4,13 +4,14 @@
 //! sensible line and column; schema errors come back as the table module's `TableError` with its
 //! stable code. Each test parses text and inspects the result; nothing is executed.
 
-use ringstore_storage::ddl::{
+use ringstore_model::ddl::{
     parse, parse_cli, parse_sql, DdlError, Position, ScriptProblem, Statement, PLACEHOLDER_TABLE_ID,
 };
-use ringstore_storage::table::{FieldType, TableSchema};
+use ringstore_model::table::{FieldType, TableSchema};
 
-mod seed_scripts;
-use seed_scripts::{MULTI_LINE_SCRIPT, SEED_SINGLE_KEY_SCRIPT, SEED_THREE_KEY_SCRIPT};
+use ringstore_model::ddl::seed_scripts::{
+    MULTI_LINE_SCRIPT, SEED_SINGLE_KEY_SCRIPT, SEED_THREE_KEY_SCRIPT,
+};
 
 fn only_create(result: Result<Vec<Statement>, DdlError>) -> (TableSchema, bool) {
     let statements = result.expect("the text parses");
@@ -67,7 +68,8 @@ fn schema_code(text: &str) -> u16 {
 
 #[test]
 fn the_seed_scripts_are_copied_verbatim() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/seeds/001_22dd47f933f68d02.txt");
+    let path =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/seeds/001_22dd47f933f68d02.txt");
     // The seed lives outside the repository; check the copies against it where it is present.
     if let Ok(seed) = std::fs::read_to_string(path) {
         assert!(seed.lines().any(|l| l == SEED_SINGLE_KEY_SCRIPT));
@@ -474,7 +476,7 @@ fn schema_errors_name_the_statement_position() {
 
 #[test]
 fn over_long_text_is_refused() {
-    let text = " ".repeat(ringstore_storage::ddl::DDL_TEXT_BYTES_MAX + 1);
+    let text = " ".repeat(ringstore_model::ddl::DDL_TEXT_BYTES_MAX + 1);
     assert!(matches!(parse(&text), Err(DdlError::TooLong { .. })));
 }
 
@@ -483,7 +485,7 @@ fn over_long_text_is_refused() {
 /// 1 MiB text limit and overflowed the response's u16 outcome count).
 #[test]
 fn statements_per_text_are_bounded() {
-    use ringstore_storage::ddl::{parse, DdlError, DDL_STATEMENTS_MAX};
+    use ringstore_model::ddl::{parse, DdlError, DDL_STATEMENTS_MAX};
     let sql = |n: usize| "SHOW TABLES;\n".repeat(n);
     assert_eq!(
         parse(&sql(DDL_STATEMENTS_MAX)).expect("the limit parses").len(),
@@ -519,7 +521,7 @@ fn statements_per_text_are_bounded() {
 #[test]
 fn an_error_after_many_statements_names_its_line() {
     let text = format!("{}SHOW TABLEZ", "SHOW TABLES;\n".repeat(1000));
-    let e = ringstore_storage::ddl::parse(&text).expect_err("the last statement is wrong");
+    let e = ringstore_model::ddl::parse(&text).expect_err("the last statement is wrong");
     let at = e.position().expect("a syntax error has a position");
     assert_eq!((at.line, at.column), (1001, 6), "{e}");
 }

@@ -4,8 +4,8 @@
 //! that is empty or not a leading prefix, and out-of-range options. Each case starts from a valid
 //! schema and breaks one rule, so the error can only come from that rule.
 
-use ringstore_storage::table::limits::*;
-use ringstore_storage::table::*;
+use ringstore_model::table::limits::*;
+use ringstore_model::table::*;
 
 /// A valid schema; each test changes one thing.
 fn base() -> TableSchemaBuilder {

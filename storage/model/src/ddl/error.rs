@@ -199,6 +199,6 @@ mod tests {
         ];
         let codes: Vec<u16> = all.iter().map(DdlError::code).collect();
         assert_eq!(codes, [401, 402, 403, 404]);
-        crate::error::assert_documented(&codes);
+        crate::error_codes::assert_documented(&codes);
     }
 }

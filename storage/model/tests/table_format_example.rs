@@ -4,7 +4,7 @@
 //! DESC field, and a two-version stored row. If this test changes, the document changes in the
 //! same commit.
 
-use ringstore_storage::table::*;
+use ringstore_model::table::*;
 
 /// `events` (table id 7): PRIMARY KEY(SHARD(host), level, ts DESC).
 fn events() -> TableSchema {
@@ -74,7 +74,7 @@ fn range_on_a_desc_field() {
 
 #[test]
 fn stored_row_with_two_versions() {
-    use ringstore_storage::table::stored_row::{StoredRow, StoredVersion};
+    use ringstore_model::table::stored_row::{StoredRow, StoredVersion};
     let prices = TableSchema::builder(TableId(3), "prices")
         .field("sku", FieldType::String)
         .field("price", FieldType::Long)

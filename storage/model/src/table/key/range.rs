@@ -6,8 +6,6 @@
 //! field the byte order is the reverse of value order, so the range's end value gives the byte
 //! start and its start value gives the byte end.
 
-use std::ops::Bound;
-
 use super::super::error::{TableError, TableResult};
 use super::super::schema::TableSchema;
 use super::super::value::Value;
@@ -42,13 +40,6 @@ impl KeyByteRange {
 
     pub fn contains(&self, key: &[u8]) -> bool {
         key >= self.start.as_slice() && self.end.as_ref().is_none_or(|end| key < end.as_slice())
-    }
-}
-
-impl From<KeyByteRange> for crate::read::KeyRange {
-    fn from(r: KeyByteRange) -> crate::read::KeyRange {
-        let end = r.end.map_or(Bound::Unbounded, Bound::Excluded);
-        crate::read::KeyRange::Range { start: Bound::Included(r.start), end }
     }
 }
 

@@ -4,8 +4,8 @@
 //! repeated fields, a missing field, and a partial key that skips a field. It also shows that the
 //! limits are inclusive: exactly 1 KiB and exactly 2 KiB are accepted.
 
-use ringstore_storage::table::limits::*;
-use ringstore_storage::table::*;
+use ringstore_model::table::limits::*;
+use ringstore_model::table::*;
 
 fn schema() -> TableSchema {
     TableSchema::builder(TableId(7), "events")

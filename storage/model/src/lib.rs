@@ -1,0 +1,25 @@
+//! ringstore-model: the table model of ringstore, without the engine.
+//!
+//! Everything here is pure: no disk, no store, no async runtime. The storage engine
+//! (`ringstore-storage`) builds on it, and so do the programs that only talk to a node: the client
+//! library (`ringstore-net`), `ringstore-cli` and `ringstore-load`. So a client builds and runs
+//! without glommio or io_uring (`tests/tests/crate_deps.rs` keeps it so).
+//!
+//! - [`table`]: typed values and schemas, the order-preserving key encoding, the row and
+//!   stored-row codecs, the partition hash, the request and outcome types of the table
+//!   operations, [`table::TableError`] with its stable codes, and the catalog's contents, file
+//!   codec and DDL execution plan (writing the file is the engine's part).
+//! - [`ddl`]: the SQL-style and admin-CLI DDL parsers.
+//! - [`constants`]: the store's limits on keys, values, batches and scans, which the table model
+//!   and the clients must respect.
+//! - [`Durability`]: how durable a write must be before it is acknowledged.
+
+pub mod constants;
+pub mod ddl;
+mod durability;
+pub mod table;
+
+#[cfg(test)]
+mod error_codes;
+
+pub use durability::Durability;

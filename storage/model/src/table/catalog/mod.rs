@@ -1,0 +1,189 @@
+//! The catalog of table schemas (issue 3): which tables exist, their ids, and a schema version
+//! per table for the row encoding; its file codec; and what a DDL statement does to it.
+//!
+//! [`Catalog::plan`] works out what a parsed DDL [`Statement`] does without any I/O. CREATE
+//! gives the schema the next table id (ids start at 1 and are never reused, because a dropped
+//! table's rows may still sit in the log under its id prefix, so the next id is stored in the
+//! file too), DROP removes a table, DESCRIBE and SHOW TABLES read. A change comes back as the
+//! next catalog, which the engine (`storage/src/table/catalog_file.rs`) writes to the catalog
+//! file atomically and only then makes visible. A failed write poisons the catalog
+//! ([`Catalog::poison`]): the file may hold either version until the next load, so later changes
+//! are refused. `docs/FORMAT.md` ("Catalog file") holds the bytes, `docs/ERRORS.md` the codes.
+
+mod codec;
+mod contents;
+
+pub use codec::{
+    decode as decode_catalog, decode_table_record, encode as encode_catalog, encode_table_record,
+    CATALOG_FORMAT_VERSION, CATALOG_HEADER_BYTES, CATALOG_MAGIC,
+};
+pub use contents::{Catalog, CatalogTable, FIRST_SCHEMA_VERSION, FIRST_TABLE_ID};
+
+use crate::ddl::Statement;
+use crate::table::{Name, TableError, TableId, TableSchema};
+
+/// Why a statement cannot be applied to the catalog. Each variant has a stable code
+/// ([`CatalogError::code`]); a table module error keeps its own code. A failure to write or read
+/// the catalog file is the engine's (503, `OpError::CatalogStore` in `ringstore-storage`).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CatalogError {
+    #[error(transparent)]
+    Table(#[from] TableError),
+    #[error("table {table} already exists (id {id}); use IF NOT EXISTS to ignore this")]
+    TableExists { table: String, id: u32 },
+    #[error("no table id left: every id up to {last} has been used")]
+    TableIdsExhausted { last: u32 },
+}
+
+impl CatalogError {
+    /// The error's stable numeric code: 5xx, or the table module's code for [`CatalogError::Table`].
+    pub fn code(&self) -> u16 {
+        match self {
+            CatalogError::Table(e) => e.code(),
+            CatalogError::TableExists { .. } => 501,
+            CatalogError::TableIdsExhausted { .. } => 502,
+        }
+    }
+}
+
+pub type CatalogResult<T> = std::result::Result<T, CatalogError>;
+
+/// What executing a statement did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// CREATE made the table, with this id; the catalog file holds it.
+    Created { id: TableId },
+    /// CREATE IF NOT EXISTS found a table of that name; nothing changed.
+    AlreadyExists { id: TableId },
+    /// DROP removed the table that had this id; the catalog file no longer holds it.
+    Dropped { id: TableId },
+    /// DROP IF EXISTS named no table; nothing changed.
+    NothingDropped,
+    /// DESCRIBE: the table.
+    Described(CatalogTable),
+    /// SHOW TABLES: every table name, sorted.
+    Tables(Vec<Name>),
+}
+
+/// What a statement does to the catalog ([`Catalog::plan`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Plan {
+    /// Nothing to write: a read, or a CREATE IF NOT EXISTS / DROP IF EXISTS that changes nothing.
+    Unchanged(Outcome),
+    /// `next` replaces the catalog once it is durable in the catalog file.
+    Change { next: Catalog, outcome: Outcome },
+}
+
+impl Catalog {
+    /// What `statement` does to this catalog, without changing it. A poisoned catalog plans
+    /// changes like any other; refusing to write them is the file writer's part.
+    pub fn plan(&self, statement: &Statement) -> CatalogResult<Plan> {
+        match statement {
+            Statement::CreateTable { schema, if_not_exists } => {
+                self.plan_create(schema, *if_not_exists)
+            }
+            Statement::DropTable { table, if_exists } => self.plan_drop(table, *if_exists),
+            Statement::DescribeTable { table } => self
+                .by_name(table)
+                .cloned()
+                .map(|t| Plan::Unchanged(Outcome::Described(t)))
+                .ok_or_else(|| unknown(table)),
+            Statement::ShowTables => {
+                Ok(Plan::Unchanged(Outcome::Tables(self.by_name.keys().cloned().collect())))
+            }
+        }
+    }
+
+    fn plan_create(&self, schema: &TableSchema, if_not_exists: bool) -> CatalogResult<Plan> {
+        if let Some(existing) = self.by_name(schema.name()) {
+            let id = existing.id();
+            if if_not_exists {
+                return Ok(Plan::Unchanged(Outcome::AlreadyExists { id }));
+            }
+            return Err(CatalogError::TableExists { table: schema.name().to_string(), id: id.0 });
+        }
+        let id = TableId(self.next_id);
+        let next_id = self
+            .next_id
+            .checked_add(1)
+            .ok_or(CatalogError::TableIdsExhausted { last: id.0 - 1 })?;
+        let mut next = self.clone();
+        next.next_id = next_id;
+        let table =
+            CatalogTable { schema: with_id(schema, id)?, schema_version: FIRST_SCHEMA_VERSION };
+        next.insert(table);
+        Ok(Plan::Change { next, outcome: Outcome::Created { id } })
+    }
+
+    fn plan_drop(&self, table: &Name, if_exists: bool) -> CatalogResult<Plan> {
+        let Some(id) = self.by_name.get(table).copied() else {
+            return if if_exists {
+                Ok(Plan::Unchanged(Outcome::NothingDropped))
+            } else {
+                Err(unknown(table))
+            };
+        };
+        let mut next = self.clone();
+        next.by_name.remove(table);
+        next.by_id.remove(&id);
+        Ok(Plan::Change { next, outcome: Outcome::Dropped { id } })
+    }
+}
+
+fn unknown(table: &Name) -> CatalogError {
+    CatalogError::Table(TableError::UnknownTable { table: table.to_string() })
+}
+
+/// The same schema with id `id`. The schema type can only be built through its builder, so the
+/// parts go through it again; they were valid before and stay valid.
+fn with_id(schema: &TableSchema, id: TableId) -> Result<TableSchema, TableError> {
+    let mut builder = TableSchema::builder(id, schema.name().as_str());
+    for field in schema.fields() {
+        builder = builder.field(field.name().as_str(), field.ty().clone());
+    }
+    for key in schema.primary_key() {
+        builder = builder.primary_key_field(schema.fields()[key.field].name().as_str(), key.desc);
+    }
+    let shard: Vec<&str> =
+        (0..schema.shard_key_len()).map(|p| schema.key_field(p).name().as_str()).collect();
+    let options = schema.options();
+    builder = builder
+        .shard_key(&shard)
+        .max_versions(options.max_versions)
+        .max_version_offset_seconds(options.max_version_offset_seconds);
+    if let Some(ttl) = options.ttl_seconds {
+        builder = builder.ttl_seconds(ttl);
+    }
+    builder.build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Codes are part of the protocol: pinned here, and listed in docs/ERRORS.md.
+    #[test]
+    fn codes_are_stable_and_unique() {
+        let all = [
+            CatalogError::TableExists { table: String::new(), id: 1 },
+            CatalogError::TableIdsExhausted { last: 1 },
+        ];
+        let codes: Vec<u16> = all.iter().map(CatalogError::code).collect();
+        assert_eq!(codes, [501, 502]);
+        crate::error_codes::assert_documented(&codes);
+    }
+
+    /// Planning changes nothing: the catalog a plan came from is as it was.
+    #[test]
+    fn plan_leaves_the_catalog_unchanged() {
+        let catalog = Catalog::default();
+        let statements = crate::ddl::parse("CREATE TABLE t (id LONG, PRIMARY KEY (id))").unwrap();
+        let Plan::Change { next, outcome } = catalog.plan(&statements[0]).unwrap() else {
+            panic!("a CREATE of a new table is a change");
+        };
+        assert_eq!(outcome, Outcome::Created { id: TableId(FIRST_TABLE_ID) });
+        assert!(next.get("t").is_some());
+        assert_eq!(catalog, Catalog::default());
+    }
+}
