@@ -289,7 +289,9 @@ fn limits_are_typed_errors_that_write_nothing() {
         assert!(matches!(store.put(b"", b"v", w).await, Err(Error::KeyEmpty)));
         assert!(matches!(store.delete(b"", Durability::Sync).await, Err(Error::KeyEmpty)));
         assert!(matches!(store.get(b"").await, Err(Error::KeyEmpty)));
-        assert_err(store.put(&big_key, b"v", w).await, "KeyTooLarge { len: 4097, max: 4096 }");
+        let too_large =
+            format!("KeyTooLarge {{ len: {}, max: {KEY_BYTES_MAX} }}", KEY_BYTES_MAX + 1);
+        assert_err(store.put(&big_key, b"v", w).await, &too_large);
         assert_err(store.delete(&big_key, Durability::Sync).await, "KeyTooLarge");
         assert_err(store.get(&big_key).await, "KeyTooLarge");
         assert_err(store.put(b"k", &big_value, w).await, "ValueTooLarge { len: 1048577");

@@ -295,7 +295,8 @@ fn key_field_over_1024_bytes_206() {
         assert_eq!(e, expected);
         assert_eq!(
             e.to_string(),
-            "table items: key field c value is 1025 bytes; the limit is 1024 bytes"
+            "table items: key field c value is 1025 bytes (its own bytes: UTF-8 for a STRING, \
+             before escaping); the limit is 1024 bytes per key value"
         );
         let key = item_key(&over, 1, "c1");
         refused(ts.get("items", &key, VersionSelect::Newest).await, 206, "items", &["field a"]);
@@ -311,30 +312,24 @@ fn key_field_over_1024_bytes_206() {
     });
 }
 
+/// 207 (the whole encoded key over `ENCODED_KEY_BYTES_MAX`) is a guard no request reaches: the
+/// limit is sized for every key field at its largest, so keys whose fields each fit 206's 1 KiB
+/// are accepted by every operation, however long together (this key was 207 when the limit was
+/// 2 KiB).
 #[test]
-fn whole_key_over_2048_bytes_207() {
+fn keys_within_the_field_limit_are_never_207() {
     run(|| async move {
         let (_clock, ts) = open(207).await;
-        let before = dump_all(&ts).await;
-        // Three fields, each under the 1 KiB field limit, together over 2 KiB.
         let (p, q, r) = ("p".repeat(1000), "q".repeat(1000), "r".repeat(100));
         let row = [("p", s(&p)), ("q", s(&q)), ("r", s(&r))];
-        let e =
-            refused(ts.put("wide", &row, SYNC).await, 207, "wide", &["the limit is 2048 bytes"]);
-        match e {
-            TableError::KeyTooLarge { len, .. } => assert!(len > ENCODED_KEY_BYTES_MAX, "{len}"),
-            other => panic!("expected KeyTooLarge, got {other:?}"),
-        }
-        refused(ts.get("wide", &row, VersionSelect::Newest).await, 207, "wide", &["2048"]);
-        refused(ts.delete("wide", &row, SYNC).await, 207, "wide", &["2048"]);
-        let ops = [WriteOp::put(&row)];
-        refused(ts.execute("wide", &ops, ExecuteOptions::default()).await, 207, "wide", &["2048"]);
-        assert_eq!(dump_all(&ts).await, before);
-        // Shorter fields that fit under 2 KiB in total are accepted.
-        let r = "r".repeat(10);
-        let row = [("p", s(&p)), ("q", s(&q)), ("r", s(&r))];
-        ts.put("wide", &row, SYNC).await.expect("key under 2 KiB");
+        ts.put("wide", &row, SYNC).await.expect("2.1 KiB key");
         assert!(ts.get("wide", &row, VersionSelect::Newest).await.expect("get").is_some());
+        let ops = [WriteOp::put(&row)];
+        ts.execute("wide", &ops, ExecuteOptions::default()).await.expect("execute");
+        ts.delete("wide", &row, SYNC).await.expect("delete");
+        assert!(ts.get("wide", &row, VersionSelect::Newest).await.expect("get").is_none());
+        let most = KEY_FIELD_BYTES_MAX * 3 + 3 * 2;
+        assert!(most < ENCODED_KEY_BYTES_MAX, "wide's largest key, {most} bytes, fits");
     });
 }
 
@@ -473,6 +468,7 @@ fn key_shorter_than_shard_key_216() {
             given: 1,
             needed: 2,
             shard_key: "a, b".into(),
+            hint: "",
         };
         assert_eq!(e, expected);
         let e = refused(ts.multi_delete("items", &req, SYNC).await, 216, "items", &["(a, b)"]);
@@ -482,6 +478,25 @@ fn key_shorter_than_shard_key_216() {
         refused(ts.multi_get("items", &req).await, 216, "items", &["0 of the 2"]);
         refused(ts.multi_delete("items", &req, SYNC).await, 216, "items", &["0 of the 2"]);
         assert_eq!(dump_all(&ts).await, before, "multiDelete deleted nothing");
+    });
+}
+
+/// When the shard key is the whole primary key, 216 and 217 name the fix (a shorter shard key)
+/// and not only ALLOW FULL SCAN; `items` (shard key shorter than its key) gets no such hint.
+#[test]
+fn whole_key_shard_key_errors_name_the_fix() {
+    run(|| async move {
+        let (_clock, ts) = open(2167).await;
+        let key = [("k", Value::Enum("red".into()))];
+        let req = RangeRequest::new(&key, 10);
+        let fix = ["whole primary key", "shorter shard key", "SHARD(a)", "shard-key -field a"];
+        let e = refused(ts.multi_get("tags", &req).await, 216, "tags", &fix);
+        assert!(matches!(e, TableError::ShardKeyNotCovered { hint: WHOLE_KEY_SHARD_HINT, .. }));
+        let e = refused(ts.scan("tags", &req).await, 217, "tags", &fix);
+        assert!(matches!(e, TableError::FullScanNotAllowed { hint: WHOLE_KEY_SHARD_HINT, .. }));
+        let items = [("a", s("x"))];
+        let e = ts.scan("items", &RangeRequest::new(&items, 10)).await.expect_err("217");
+        assert!(!e.to_string().contains("shorter shard key"), "{e}");
     });
 }
 
@@ -495,7 +510,7 @@ fn scan_shorter_than_shard_key_needs_allow_full_scan_217() {
         let parts = ["1 of the 2 shard key fields", "allow_full_scan"];
         let e = refused(ts.scan("items", &req).await, 217, "items", &parts);
         let expected =
-            TableError::FullScanNotAllowed { table: "items".into(), given: 1, needed: 2 };
+            TableError::FullScanNotAllowed { table: "items".into(), given: 1, needed: 2, hint: "" };
         assert_eq!(e, expected);
         let none = RangeRequest::new(&[], 10);
         refused(ts.scan("items", &none).await, 217, "items", &["0 of the 2"]);

@@ -1,8 +1,9 @@
 //! Proves every bad key input is a typed error with its stable code, never a panic: type
-//! mismatches, NaN, ENUM values not in the list, a STRING/BINARY field over 1 KiB, a whole key over
-//! 2 KiB, too few or too many values, and, for keys given by field name, unknown, non-key and
-//! repeated fields, a missing field, and a partial key that skips a field. It also shows that the
-//! limits are inclusive: exactly 1 KiB and exactly 2 KiB are accepted.
+//! mismatches, NaN, ENUM values not in the list, a STRING/BINARY field over 1 KiB, too few or too
+//! many values, and, for keys given by field name, unknown, non-key and repeated fields, a missing
+//! field, and a partial key that skips a field. It also shows that the limit is inclusive and
+//! counted per key value on the value's own bytes: exactly 1 KiB is accepted in every key field
+//! at once, however escaping grows it.
 
 use ringstore_model::table::limits::*;
 use ringstore_model::table::*;
@@ -77,24 +78,49 @@ fn field_and_key_size_limits_are_inclusive() {
 }
 
 #[test]
-fn whole_key_limit() {
-    // Two BINARY fields of 1 KiB of zeros escape to 2 x 2050 bytes, over the 2 KiB key limit.
-    let s = TableSchema::builder(TableId(8), "blobs")
-        .field("a", FieldType::Binary)
+fn every_key_value_may_take_its_full_kib() {
+    // The limit a user meets is 1 KiB per key value, counted on the value's own bytes. Escaping
+    // doubles a 0x00 byte, and the whole-key limit is sized so that it never refuses a key whose
+    // values each fit: eight BINARY key fields of 1 KiB of zero bytes, the largest possible key.
+    let names: Vec<String> = (0..PRIMARY_KEY_FIELDS_MAX).map(|i| format!("k{i}")).collect();
+    let mut builder = TableSchema::builder(TableId(8), "blobs");
+    for name in &names {
+        builder = builder.field(name, FieldType::Binary);
+    }
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let s = builder.primary_key(&refs).build().expect("valid");
+    let zeros = vec![Value::Binary(vec![0; KEY_FIELD_BYTES_MAX]); PRIMARY_KEY_FIELDS_MAX];
+    let bytes = encode_primary_key(&s, &zeros).expect("8 x 1 KiB of zero bytes is allowed");
+    assert_eq!(bytes.len(), TABLE_PREFIX_BYTES + ENCODED_KEY_BYTES_MAX);
+    assert!(bytes.len() <= ringstore_model::constants::KEY_BYTES_MAX, "the store takes it");
+    assert_eq!(decode_primary_key(&s, &bytes).expect("decodes"), zeros);
+    // One byte more in any value is refused, and the error says what it counted.
+    let mut over = zeros.clone();
+    over[3] = Value::Binary(vec![0; KEY_FIELD_BYTES_MAX + 1]);
+    let e = encode_primary_key(&s, &over).expect_err("1025 bytes");
+    assert!(
+        matches!(e, TableError::KeyFieldTooLarge { len: 1025, ref field, .. } if field == "k3")
+    );
+    assert_eq!(e.code(), 206);
+    let text = e.to_string();
+    assert!(text.contains("1025 bytes") && text.contains("before escaping"), "{text}");
+    assert!(text.contains("1024 bytes per key value"), "{text}");
+}
+
+#[test]
+fn two_kib_key_values_of_zero_bytes() {
+    // What the first users tripped over: two 1 KiB key columns, and a 1,022-byte BINARY key of
+    // zero bytes, were refused by the old 2 KiB limit on the escaped key.
+    let s = TableSchema::builder(TableId(9), "pairs")
+        .field("a", FieldType::String)
         .field("b", FieldType::Binary)
         .primary_key(&["a", "b"])
         .build()
         .expect("valid");
-    let zeros = Value::Binary(vec![0; KEY_FIELD_BYTES_MAX]);
-    let e = encode_primary_key(&s, &[zeros.clone(), Value::Binary(vec![])]).expect_err("too big");
-    assert!(matches!(e, TableError::KeyTooLarge { len: 2052, .. }), "{e}");
-    assert_eq!(e.code(), 207);
-    assert!(e.to_string().contains("2048"), "{e}");
-    // 2 + 2 bytes of end marks leave 2044 raw bytes for a key of exactly 2048 bytes.
-    let a = Value::Binary(vec![1; 1022]);
-    let b = Value::Binary(vec![2; 1022]);
-    let bytes = encode_primary_key(&s, &[a, b]).expect("exactly 2 KiB is allowed");
-    assert_eq!(bytes.len(), TABLE_PREFIX_BYTES + ENCODED_KEY_BYTES_MAX);
+    let a = Value::from("x".repeat(KEY_FIELD_BYTES_MAX).as_str());
+    let b = Value::Binary(vec![0; 1022]);
+    let bytes = encode_primary_key(&s, &[a, b]).expect("two values within 1 KiB each");
+    assert_eq!(bytes.len(), TABLE_PREFIX_BYTES + (KEY_FIELD_BYTES_MAX + 2) + (2 * 1022 + 2));
 }
 
 #[test]

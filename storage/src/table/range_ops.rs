@@ -15,7 +15,7 @@ use crate::disk::Disk;
 use crate::log::group_commit::Durability;
 use crate::read::ScanRequest;
 use crate::table::catalog::CatalogTable;
-use crate::table::error::{TableError, TableResult};
+use crate::table::error::{TableError, TableResult, WHOLE_KEY_SHARD_HINT};
 use crate::table::key::{key_range, partial_key_values, KeyByteRange};
 use crate::table::op_error::OpResult;
 use crate::table::request::*;
@@ -113,11 +113,18 @@ fn byte_range(
                     .map(|p| schema.key_field(p).name().as_str())
                     .collect::<Vec<_>>()
                     .join(", ");
-                let table = name(schema);
-                return Err(TableError::ShardKeyNotCovered { table, given, needed, shard_key });
+                let (table, hint) = (name(schema), shard_key_hint(schema));
+                return Err(TableError::ShardKeyNotCovered {
+                    table,
+                    given,
+                    needed,
+                    shard_key,
+                    hint,
+                });
             }
             Reach::Scan if !req.allow_full_scan => {
-                return Err(TableError::FullScanNotAllowed { table: name(schema), given, needed });
+                let (table, hint) = (name(schema), shard_key_hint(schema));
+                return Err(TableError::FullScanNotAllowed { table, given, needed, hint });
             }
             Reach::Scan => {}
         }
@@ -130,6 +137,15 @@ fn byte_range(
         }
     }
     Ok(range)
+}
+
+/// [`WHOLE_KEY_SHARD_HINT`] when `schema`'s shard key is its whole primary key, else nothing.
+fn shard_key_hint(schema: &TableSchema) -> &'static str {
+    if schema.shard_key_len() == schema.primary_key().len() {
+        WHOLE_KEY_SHARD_HINT
+    } else {
+        ""
+    }
 }
 
 fn scan_request(range: KeyByteRange, req: &RangeRequest<'_>, keys_only: bool) -> ScanRequest {

@@ -84,12 +84,13 @@ pub enum TableError {
     #[error("table {table}: field {field} is {expected}; got a {got} value")]
     TypeMismatch { table: String, field: String, expected: &'static str, got: &'static str },
     #[error(
-        "table {table}: key field {field} value is {len} bytes; the limit is \
-         {KEY_FIELD_BYTES_MAX} bytes"
+        "table {table}: key field {field} value is {len} bytes (its own bytes: UTF-8 for a \
+         STRING, before escaping); the limit is {KEY_FIELD_BYTES_MAX} bytes per key value"
     )]
     KeyFieldTooLarge { table: String, field: String, len: usize },
     #[error(
-        "table {table}: encoded key is {len} bytes; the limit is {ENCODED_KEY_BYTES_MAX} bytes"
+        "table {table}: encoded key is {len} bytes (key values escaped, with end marks); the \
+         limit is {ENCODED_KEY_BYTES_MAX} bytes"
     )]
     KeyTooLarge { table: String, len: usize },
     #[error("table {table}: ENUM field {field} has no value {value:?}; it allows {allowed}")]
@@ -112,16 +113,24 @@ pub enum TableError {
     #[error("table {table}: stored key is corrupt at byte {offset}: {what}")]
     CorruptKey { table: String, offset: usize, what: &'static str },
 
+    /// `hint` is [`WHOLE_KEY_SHARD_HINT`] when the shard key is the whole primary key, else empty.
     #[error(
         "table {table}: the key gives {given} of the {needed} shard key fields ({shard_key}); \
-         multiGet and multiDelete need the whole shard key (a shorter key is a scan)"
+         multiGet and multiDelete need the whole shard key (a shorter key is a scan){hint}"
     )]
-    ShardKeyNotCovered { table: String, given: usize, needed: usize, shard_key: String },
+    ShardKeyNotCovered {
+        table: String,
+        given: usize,
+        needed: usize,
+        shard_key: String,
+        hint: &'static str,
+    },
+    /// `hint` as for [`TableError::ShardKeyNotCovered`].
     #[error(
         "table {table}: the key gives {given} of the {needed} shard key fields, so the scan visits \
-         every partition; set allow_full_scan to run it"
+         every partition; set allow_full_scan to run it{hint}"
     )]
-    FullScanNotAllowed { table: String, given: usize, needed: usize },
+    FullScanNotAllowed { table: String, given: usize, needed: usize, hint: &'static str },
     #[error(
         "table {table}: execute operation {index} has another shard key than operation 0; \
          every operation of an execute must share one shard key"
@@ -198,6 +207,13 @@ pub enum TableError {
     #[error("shard count {shards} is out of range; it must be 1..={SHARDS_MAX}")]
     InvalidShardCount { shards: u32 },
 }
+
+/// The fix that 216 and 217 name when a table's shard key is its whole primary key: then every
+/// partial key spans partitions, and only a shorter shard key makes a key prefix one partition's.
+pub const WHOLE_KEY_SHARD_HINT: &str = ". The shard key of this table is its whole primary key, \
+    so any partial key spans every partition: to read or delete by a key prefix, create the table \
+    with a shorter shard key (PRIMARY KEY (SHARD(a), b) in SQL, shard-key -field a in the admin \
+    CLI)";
 
 impl TableError {
     /// The error's stable numeric code.
@@ -282,6 +298,7 @@ mod tests {
 
     /// Codes are part of the protocol: this list pins them, and no two variants share one.
     #[test]
+    #[allow(clippy::too_many_lines, reason = "one entry per variant, in code order")]
     fn codes_are_stable_and_unique() {
         let (t, f) = (String::new, String::new);
         let all = [
@@ -318,8 +335,14 @@ mod tests {
             TableError::RangeAfterFullKey { table: t(), fields: 0 },
             TableError::KeyOfOtherTable { table: t(), expected: 0, found: 0 },
             TableError::CorruptKey { table: t(), offset: 0, what: "" },
-            TableError::ShardKeyNotCovered { table: t(), given: 0, needed: 0, shard_key: f() },
-            TableError::FullScanNotAllowed { table: t(), given: 0, needed: 0 },
+            TableError::ShardKeyNotCovered {
+                table: t(),
+                given: 0,
+                needed: 0,
+                shard_key: f(),
+                hint: "",
+            },
+            TableError::FullScanNotAllowed { table: t(), given: 0, needed: 0, hint: "" },
             TableError::ExecuteMixedShardKeys { table: t(), index: 0 },
             TableError::ExecuteDuplicateKey { table: t(), first: 0, index: 0 },
             TableError::ExecuteSize { table: t(), ops: 0 },

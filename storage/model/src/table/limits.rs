@@ -18,10 +18,17 @@ pub const PRIMARY_KEY_FIELDS_MAX: usize = 8;
 /// Largest STRING or BINARY key field value, in raw bytes (before escaping).
 pub const KEY_FIELD_BYTES_MAX: usize = 1024;
 
-/// Largest encoded key (the table layer's limit, escaping counted), counting the encoded key
-/// fields and not the table prefix; the store's own limit on a raw key is
+/// Largest encoding of one key field: a STRING or BINARY value of [`KEY_FIELD_BYTES_MAX`] bytes
+/// that are all 0x00 (each escaped to two bytes) and its 2-byte end mark. A fixed-size type
+/// takes at most 8 bytes.
+pub const KEY_FIELD_ENCODED_BYTES_MAX: usize = 2 * KEY_FIELD_BYTES_MAX + 2;
+
+/// Largest encoded key (escaping counted), counting the encoded key fields and not the table
+/// prefix: every key field at its largest encoding, so a key whose values each stay within
+/// [`KEY_FIELD_BYTES_MAX`] always fits (16,400 bytes). The limit a user meets is the one per key
+/// value; this one is a guard. The store's own limit on a raw key is
 /// [`crate::constants::KEY_BYTES_MAX`].
-pub const ENCODED_KEY_BYTES_MAX: usize = 2048;
+pub const ENCODED_KEY_BYTES_MAX: usize = PRIMARY_KEY_FIELDS_MAX * KEY_FIELD_ENCODED_BYTES_MAX;
 
 /// Bytes of the table prefix that starts every stored key: the table id, big-endian.
 pub const TABLE_PREFIX_BYTES: usize = 4;
@@ -61,7 +68,7 @@ pub const DURATION_SECONDS_MAX: u64 = 1 << 32;
 // A stored key is the table prefix plus the encoded key; the store must accept the largest one.
 const _: () =
     assert!(TABLE_PREFIX_BYTES + ENCODED_KEY_BYTES_MAX <= crate::constants::KEY_BYTES_MAX);
-const _: () = assert!(KEY_FIELD_BYTES_MAX <= ENCODED_KEY_BYTES_MAX);
+const _: () = assert!(KEY_FIELD_ENCODED_BYTES_MAX <= ENCODED_KEY_BYTES_MAX);
 const _: () = assert!(TABLE_FIELDS_MAX <= u16::MAX as usize);
 const _: () = assert!(PRIMARY_KEY_FIELDS_MAX <= TABLE_FIELDS_MAX);
 const _: () = assert!(ENUM_VALUES_MAX <= u16::MAX as usize + 1);
