@@ -15,5 +15,6 @@ pub mod output;
 pub mod results;
 pub mod runner;
 pub mod scenario;
+pub mod status;
 pub mod verify;
 pub mod workload;

@@ -61,6 +61,8 @@ struct Args {
     /// Value size in bytes, fixed or a range.
     #[arg(long, default_value = "100")]
     value_size: SizeSpec,
+    /// Durability of every write: sync (answered once fsynced), write-no-sync (once written to
+    /// the log file, not synced), no-sync (at once, from memory).
     #[arg(long, value_enum, default_value = "sync")]
     durability: DurabilityArg,
     /// Logical clients; shard-aware, each has one connection per shard.
@@ -76,7 +78,8 @@ struct Args {
     /// scheduled time; uncorrected figures shown beside). Without it: closed loop.
     #[arg(long)]
     rate: Option<f64>,
-    /// Length of the measured phase (5s, 500ms, 1m).
+    /// Length of the measured phase (5s, 500ms, 1m) [default: 10s; with --ops only: until
+    /// the operations are done].
     #[arg(long, value_parser = humantime::parse_duration)]
     duration: Option<Duration>,
     /// Run until this many requests were sent (instead of --duration).
@@ -98,9 +101,13 @@ struct Args {
     #[arg(long, default_value_t = SCAN_LENGTH_MAX_DEFAULT)]
     scan_length_max: u32,
     /// Key-design lab: `all` or a list of scenarios (user, timestamp-s, timestamp-ms, enum,
-    /// hash-prefix, reversed, bucket, random-suffix).
+    /// hash-prefix, reversed, bucket, random-suffix); `list` prints them with their keys.
     #[arg(long, conflicts_with = "sweep")]
     scenario: Option<String>,
+    /// Key-design lab: leave its lab_* tables in the node afterwards (they are dropped after
+    /// each scenario by default).
+    #[arg(long, requires = "scenario")]
+    keep_tables: bool,
     /// Run the workload at each size on a fresh node: key-size=16,64,256 or value-size=...
     #[arg(long)]
     sweep: Option<String>,
@@ -139,6 +146,10 @@ fn main() -> ExitCode {
 
 /// Ok(false): the run finished but found errors (failed requests or failed verification).
 fn run(args: &Args) -> Result<bool, String> {
+    if args.scenario.as_deref() == Some("list") {
+        print!("{}", Scenario::list());
+        return Ok(true);
+    }
     let plan = plan(args)?;
     if args.verify && (args.scenario.is_some() || args.sweep.is_some()) {
         return Err("--verify checks a plain run; leave out --scenario and --sweep".into());
@@ -202,11 +213,12 @@ fn scenarios(args: &Args, plan: &Plan, list: &[Scenario]) -> Result<bool, String
     for &s in list {
         let fresh = if shared.is_none() { Some(target(args)?) } else { None };
         let t = shared.as_ref().or(fresh.as_ref()).ok_or("no target")?;
-        results.push(runner::scenario(t, plan, s)?);
+        results.push(runner::scenario(t, plan, s, args.keep_tables)?);
     }
     let refs: Vec<&RunResult> = results.iter().collect();
     println!("{} (scenarios: puts of order rows, mix update=100)", header(args, plan));
     print!("{}", table::scenarios(&refs));
+    print_errors(&refs);
     write_outputs(args, "scenarios", &refs, json!({}))?;
     if let Some(dir) = &args.out_dir {
         chart::scenarios(&refs, dir, "scenarios")?;
@@ -221,28 +233,52 @@ fn sweep_run(args: &Args, plan: &Plan, spec: &str) -> Result<bool, String> {
         return Err("--sweep starts a fresh node for every point; leave out --addr".into());
     }
     let (parameter, values) = parse_sweep(spec)?;
+    // Every point is checked before the first node starts, in the sweep's own terms.
+    let points =
+        values.iter().map(|&v| sweep_point(plan, parameter, v)).collect::<Result<Vec<_>, _>>()?;
     let mut results = Vec::new();
-    for &v in &values {
-        let mut p = plan.clone();
-        match parameter {
-            "key-size" => p.key_size = SizeSpec::fixed(v as usize),
-            _ => p.workload.value_size = SizeSpec::fixed(v as usize),
-        }
-        check_sizes(&p)?;
+    for (&v, p) in values.iter().zip(&points) {
         let target = target(args)?;
-        let f = runner::bench(&target, &p, &format!("{parameter}={v}"))?;
+        let f = runner::bench(&target, p, &format!("{parameter}={v}"))?;
         results.push((v, f.result));
     }
     let points: Vec<(u64, &RunResult)> = results.iter().map(|(v, r)| (*v, r)).collect();
     println!("{}", header(args, plan));
     print!("{}", table::sweep(parameter, &points));
     let refs: Vec<&RunResult> = results.iter().map(|(_, r)| r).collect();
+    print_errors(&refs);
     write_outputs(args, "sweep", &refs, json!({ "parameter": parameter, "values": values }))?;
     if let Some(dir) = &args.out_dir {
         chart::sweep(parameter, &points, dir, "sweep")?;
         chart::latency_spectrum(&refs, dir, "sweep-latency")?;
     }
     Ok(refs.iter().all(|r| r.total_errors() == 0))
+}
+
+/// The plan of one sweep point, or an error naming the point as the user typed it.
+fn sweep_point(plan: &Plan, parameter: &str, v: u64) -> Result<Plan, String> {
+    let mut p = plan.clone();
+    let (lo, hi) = match parameter {
+        "key-size" => (KEY_SIZE_MIN, KEY_SIZE_MAX),
+        _ => (0, VALUE_BYTES_MAX),
+    };
+    let size = usize::try_from(v).ok().filter(|s| (lo..=hi).contains(s)).ok_or_else(|| {
+        format!("--sweep {parameter}={v}: a {parameter} of {v} bytes is outside {lo}..{hi}")
+    })?;
+    match parameter {
+        "key-size" => p.key_size = SizeSpec::fixed(size),
+        _ => p.workload.value_size = SizeSpec::fixed(size),
+    }
+    Ok(p)
+}
+
+/// The error breakdown of every run that had errors, each line prefixed with the run's label.
+fn print_errors(runs: &[&RunResult]) {
+    for r in runs {
+        for line in table::errors_by_status(r).lines() {
+            println!("[{}] {line}", r.label);
+        }
+    }
 }
 
 /// `key-size=16,64` or `value-size=100,1000`.

@@ -1,6 +1,8 @@
 //! What a run measured, in one place: the driver fills these, and the output modules (final
 //! table, JSON, HdrHistogram files, charts) only read them.
 
+use std::collections::BTreeMap;
+
 use hdrhistogram::Histogram;
 
 /// Largest latency a histogram records, in microseconds (one hour): an open-loop run against a
@@ -58,8 +60,13 @@ pub struct OpResult {
     pub kind: OpKind,
     /// Operations that completed with a success status.
     pub ok: u64,
+    /// Of `ok`: reads (and read-modify-writes) whose key had no row. YCSB D and E read only
+    /// keys whose insert was acknowledged, so a not-found there means a lost or failed insert.
+    pub not_found: u64,
     /// Operations that completed with an error status.
     pub errors: u64,
+    /// `errors` by status code (docs/ERRORS.md).
+    pub errors_by_status: BTreeMap<u16, u64>,
     /// Latency in µs. Closed loop: from the moment the request was sent. Open loop: from the
     /// moment the schedule intended to send it (coordinated omission corrected).
     pub latency_us: Histogram<u64>,
@@ -134,8 +141,13 @@ pub struct RunResult {
     pub server_cpu_seconds: Option<f64>,
     /// The load tool's own CPU seconds over the measured phase (the two share the machine).
     pub client_cpu_seconds: Option<f64>,
+    /// CPU seconds of each shard's thread over the measured phase (by shard number), if the
+    /// node's pid is known (`cpu::shard_threads`).
+    pub shard_cpu_seconds: Option<Vec<f64>>,
     /// The node's own figures at the end of the run, if read.
     pub node: Option<NodeFigures>,
+    /// The first error message the node sent per status code.
+    pub error_messages: BTreeMap<u16, String>,
 }
 
 impl RunResult {
@@ -145,6 +157,19 @@ impl RunResult {
 
     pub fn total_errors(&self) -> u64 {
         self.ops.iter().map(|o| o.errors).sum()
+    }
+
+    pub fn total_not_found(&self) -> u64 {
+        self.ops.iter().map(|o| o.not_found).sum()
+    }
+
+    /// Errors by status code over every operation type.
+    pub fn errors_by_status(&self) -> BTreeMap<u16, u64> {
+        let mut all = BTreeMap::new();
+        for (&code, &n) in self.ops.iter().flat_map(|o| &o.errors_by_status) {
+            *all.entry(code).or_insert(0) += n;
+        }
+        all
     }
 
     /// Completed operations (ok + errors) per second of the measured phase.
@@ -202,6 +227,28 @@ impl RunResult {
         }
     }
 
+    /// Each shard's CPU utilisation over the measured phase (1.0: its thread was busy all the
+    /// time), if the node's pid is known.
+    pub fn shard_utilisation(&self) -> Option<Vec<f64>> {
+        let seconds = self.seconds.max(f64::MIN_POSITIVE);
+        Some(self.shard_cpu_seconds.as_ref()?.iter().map(|s| s / seconds).collect())
+    }
+
+    /// The busiest shard's utilisation.
+    pub fn hottest_shard_utilisation(&self) -> Option<f64> {
+        self.shard_utilisation()?.into_iter().reduce(f64::max)
+    }
+
+    /// The throughput at which the busiest shard would be saturated if the load grew in the
+    /// same proportions: ops/s over its utilisation. On a machine where the load tool takes
+    /// cores from the node, this compares designs better than the ops/s they reached: a design
+    /// that puts everything on one shard leaves the other cores to the load tool, and can reach
+    /// more ops/s there while it saturates far earlier on a machine of its own.
+    pub fn saturation_ops_per_second(&self) -> Option<f64> {
+        let hottest = self.hottest_shard_utilisation().filter(|&u| u > 0.0)?;
+        Some(self.ops_per_second() / hottest)
+    }
+
     /// Partitions that received at least one request.
     pub fn partitions_touched(&self) -> usize {
         self.partition_ops.iter().filter(|&&n| n > 0).count()
@@ -218,6 +265,38 @@ pub fn skew(counts: &[u64]) -> f64 {
     *counts.iter().max().expect("not empty") as f64 / mean
 }
 
+/// A run to build test cases from.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use super::*;
+
+    /// A one-second run of updates, none successful, with `errors` (status code, count).
+    pub fn run_with(errors: &[(u16, u64)]) -> RunResult {
+        let errors_by_status: BTreeMap<u16, u64> = errors.iter().copied().collect();
+        RunResult {
+            label: "test".into(),
+            seconds: 1.0,
+            ops: vec![OpResult {
+                kind: OpKind::Update,
+                ok: 0,
+                not_found: 0,
+                errors: errors_by_status.values().sum(),
+                errors_by_status,
+                latency_us: latency_histogram(),
+                uncorrected_us: None,
+            }],
+            intervals: Vec::new(),
+            shard_ops: Vec::new(),
+            partition_ops: Vec::new(),
+            server_cpu_seconds: None,
+            client_cpu_seconds: None,
+            shard_cpu_seconds: None,
+            node: None,
+            error_messages: BTreeMap::new(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,6 +307,23 @@ mod tests {
         assert_eq!(skew(&[10, 0]), 2.0);
         assert_eq!(skew(&[0, 0, 0, 8]), 4.0);
         assert_eq!(skew(&[]), 0.0);
+    }
+
+    #[test]
+    fn saturation_is_throughput_over_the_hottest_shards_utilisation() {
+        let mut r = tests_support::run_with(&[]);
+        r.seconds = 2.0;
+        r.ops[0].ok = 20_000;
+        // Without thread figures (no pid): nothing to say.
+        assert_eq!(r.saturation_ops_per_second(), None);
+        // 10,000 ops/s with one shard busy 1.6 s of 2: 80%, so it saturates at 12,500 ops/s.
+        r.shard_cpu_seconds = Some(vec![0.2, 1.6]);
+        assert_eq!(r.shard_utilisation(), Some(vec![0.1, 0.8]));
+        assert_eq!(r.hottest_shard_utilisation(), Some(0.8));
+        assert_eq!(r.saturation_ops_per_second(), Some(12_500.0));
+        // Idle shards: no estimate rather than a division by zero.
+        r.shard_cpu_seconds = Some(vec![0.0, 0.0]);
+        assert_eq!(r.saturation_ops_per_second(), None);
     }
 
     #[test]

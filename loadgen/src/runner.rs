@@ -106,8 +106,33 @@ pub fn check_log(target: &Target, path: &Path) -> Result<VerifyReport, String> {
 }
 
 /// Runs `plan`'s load (its distribution, clients and pacing) as puts of order rows laid out by
-/// `scenario`, on a fresh table.
-pub fn scenario(target: &Target, plan: &Plan, s: Scenario) -> Result<RunResult, String> {
+/// `scenario`, on a fresh table, which is dropped afterwards (also after a failed run) unless
+/// `keep_table`.
+pub fn scenario(
+    target: &Target,
+    plan: &Plan,
+    s: Scenario,
+    keep_table: bool,
+) -> Result<RunResult, String> {
+    let ran = scenario_run(target, plan, s);
+    if keep_table {
+        return ran;
+    }
+    let table = s.table();
+    // A new connection: the run's may be what failed.
+    let dropped = connect(target).and_then(|mut c| {
+        c.ddl(&format!("DROP TABLE IF EXISTS {table}"))
+            .map(|_| ())
+            .map_err(|e| format!("drop the lab table {table} (--keep-tables keeps it): {e}"))
+    });
+    match (ran, dropped) {
+        (Ok(r), Ok(())) => Ok(r),
+        (Err(e), Ok(())) | (Ok(_), Err(e)) => Err(e),
+        (Err(e), Err(d)) => Err(format!("{e}; then: {d}")),
+    }
+}
+
+fn scenario_run(target: &Target, plan: &Plan, s: Scenario) -> Result<RunResult, String> {
     let mut client = connect(target)?;
     let table = s.table();
     client.ddl(&format!("DROP TABLE IF EXISTS {table}")).map_err(|e| format!("{table}: {e}"))?;
@@ -194,7 +219,8 @@ fn load(
     bar.finish();
     let failed = outcome.result.total_errors();
     if failed > 0 {
-        return Err(format!("the load phase had {failed} failed puts"));
+        let why = crate::output::table::errors_by_status(&outcome.result);
+        return Err(format!("the load phase had {failed} failed puts:\n{}", why.trim_end()));
     }
     Ok(outcome)
 }

@@ -74,7 +74,10 @@ impl Scenario {
             .map(|n| {
                 Scenario::ALL.into_iter().find(|sc| sc.name() == n.trim()).ok_or_else(|| {
                     let names: Vec<_> = Scenario::ALL.iter().map(|s| s.name()).collect();
-                    format!("unknown scenario {n:?}; known: all, {}", names.join(", "))
+                    format!(
+                        "unknown scenario {n:?}; known: all, {} (--scenario list prints them)",
+                        names.join(", ")
+                    )
                 })
             })
             .collect()
@@ -84,9 +87,9 @@ impl Scenario {
         format!("lab_{}", self.name().replace('-', "_"))
     }
 
-    /// The table's DDL: the same fields in every design, a different primary key.
-    pub fn ddl(self) -> String {
-        let key = match self {
+    /// The design's primary key (the shard key in SHARD(...)).
+    pub fn primary_key(self) -> &'static str {
+        match self {
             Scenario::User => "SHARD(userid), orderid",
             Scenario::TimestampSecond => "SHARD(ts_s), userid, orderid",
             Scenario::TimestampMs => "SHARD(ts_ms), userid, orderid",
@@ -95,7 +98,21 @@ impl Scenario {
             Scenario::Reversed => "SHARD(ruser), orderid",
             Scenario::Bucket => "SHARD(bucket), ts_ms, userid, orderid",
             Scenario::RandomSuffix => "SHARD(userid, salt), orderid",
-        };
+        }
+    }
+
+    /// `--scenario list`: each scenario's name and primary key, one a line.
+    pub fn list() -> String {
+        let mut out = String::new();
+        for s in Scenario::ALL {
+            writeln!(out, "{:<14} PRIMARY KEY ({})", s.name(), s.primary_key()).expect("String");
+        }
+        out
+    }
+
+    /// The table's DDL: the same fields in every design, a different primary key.
+    pub fn ddl(self) -> String {
+        let key = self.primary_key();
         format!(
             "CREATE TABLE {} (userid STRING, orderid LONG, ts_s LONG, ts_ms LONG, \
              otype ENUM({}), h STRING, ruser STRING, bucket LONG, salt LONG, v BINARY, \
@@ -167,6 +184,9 @@ mod tests {
             vec![Scenario::Enum, Scenario::Bucket]
         );
         assert!(Scenario::parse_list("nope").unwrap_err().contains("hash-prefix"));
+        let list = Scenario::list();
+        assert_eq!(list.lines().count(), 8);
+        assert!(list.contains("hash-prefix    PRIMARY KEY (SHARD(h), userid, orderid)"), "{list}");
         let tables: std::collections::HashSet<_> =
             Scenario::ALL.iter().map(|s| s.table()).collect();
         assert_eq!(tables.len(), 8);

@@ -166,7 +166,7 @@ fn ycsb_against_a_node_given_by_address() {
     let cpu = f64_at(r, "/server_cpu_seconds");
     assert!(cpu >= 0.0, "{cpu}");
 
-    let header = "op ops errors ops/s p50 ms p90 ms p99 ms p999 ms max ms";
+    let header = "op ops errors not found ops/s p50 ms p90 ms p99 ms p999 ms max ms";
     let has_line = |text: &str| {
         run.stdout.lines().any(|l| l.split_whitespace().collect::<Vec<_>>().join(" ") == text)
     };

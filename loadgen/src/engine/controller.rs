@@ -13,6 +13,7 @@ use ringstore_net::Topology;
 use super::recorder::{add_counts, merge_results, IntervalPart};
 use super::worker::{Worker, WorkerOutput};
 use super::{check_spec, RunSpec, Shared, Times, Workload};
+use crate::cpu;
 use crate::keyspace::KeySpace;
 use crate::results::{latency_histogram, Interval, RunResult, INTERVAL_MS};
 use crate::verify::WriteLog;
@@ -48,6 +49,7 @@ pub fn run(
         shared_addr: addr,
         shard_addrs,
         inserts: AtomicU64::new(spec.items),
+        acked: super::acked::AckedCounter::new(spec.items),
         insert_limit: spec.insert_limit,
         ops_limit: spec.ops,
         issued: AtomicU64::new(0),
@@ -65,7 +67,7 @@ pub fn run(
     let times = start_clock(&spec);
     shared.times.set(times).expect("set once");
     go.wait();
-    let cpu = spec.server_pid.map(|pid| cpu_at(pid, times.measure_from));
+    let cpu = spec.server_pid.map(|pid| node_cpu_at(pid, times.measure_from));
     let own_cpu = cpu_at(std::process::id(), times.measure_from);
     let interval_count =
         spec.duration.map(|d| d.as_millis().div_ceil(u128::from(INTERVAL_MS)) as usize);
@@ -79,14 +81,18 @@ pub fn run(
         partition_ops: vec![0; topology.partition_owners.len()],
         server_cpu_seconds: None,
         client_cpu_seconds: None,
+        shard_cpu_seconds: None,
         node: None,
+        error_messages: Default::default(),
     };
     let (writes, last_done) = join_workers(handles, &mut result, times.measure_from)?;
     set_seconds(&mut result, &times, last_done);
-    let server_cpu_seconds = match (cpu, spec.server_pid) {
-        (Some(meter), Some(pid)) => Some(cpu_seconds_since(meter, pid)?),
-        _ => None,
-    };
+    let mut server_cpu_seconds = None;
+    if let (Some(meter), Some(pid)) = (cpu, spec.server_pid) {
+        let (process, shards) = node_cpu_since(meter, pid, topology.shards())?;
+        server_cpu_seconds = Some(process);
+        result.shard_cpu_seconds = Some(shards);
+    }
     result.client_cpu_seconds = Some(cpu_seconds_since(own_cpu, std::process::id())?);
     Ok(Outcome { result, writes, server_cpu_seconds })
 }
@@ -164,6 +170,9 @@ fn join_workers(
                 add_counts(&mut result.partition_ops, &out.partition_ops);
                 last_done = last_done.max(out.last_done.unwrap_or(measure_from));
                 writes.merge(out.writes);
+                for (code, message) in out.error_messages {
+                    result.error_messages.entry(code).or_insert(message);
+                }
             }
             Err(e) => first_error = first_error.or(Some(e)),
         }
@@ -194,6 +203,39 @@ fn cpu_seconds_since(
 ) -> Result<f64, String> {
     let before = meter.join().map_err(|_| "the CPU meter panicked")??;
     Ok((read_cpu(pid)? - before).as_secs_f64())
+}
+
+/// The node's CPU time at one moment: the whole process, and each of its threads.
+#[derive(Debug)]
+struct NodeCpu {
+    process: Duration,
+    threads: Vec<cpu::ThreadCpu>,
+}
+
+fn read_node_cpu(pid: u32) -> Result<NodeCpu, String> {
+    let threads = cpu::threads_cpu(pid).map_err(|e| format!("node thread CPU times: {e}"))?;
+    Ok(NodeCpu { process: read_cpu(pid)?, threads })
+}
+
+/// As [`cpu_at`], for the node: its process and thread CPU times when the measured phase starts.
+fn node_cpu_at(pid: u32, from: Instant) -> std::thread::JoinHandle<Result<NodeCpu, String>> {
+    std::thread::spawn(move || {
+        // Waiting out the warm-up is the point here, not a synchronisation.
+        std::thread::sleep(from.saturating_duration_since(Instant::now()));
+        read_node_cpu(pid)
+    })
+}
+
+/// The node's CPU seconds since `meter` read them, and each of its `shards` shards' seconds.
+fn node_cpu_since(
+    meter: std::thread::JoinHandle<Result<NodeCpu, String>>,
+    pid: u32,
+    shards: usize,
+) -> Result<(f64, Vec<f64>), String> {
+    let before = meter.join().map_err(|_| "the CPU meter panicked")??;
+    let after = read_node_cpu(pid)?;
+    let process = (after.process.saturating_sub(before.process)).as_secs_f64();
+    Ok((process, cpu::shard_cpu_seconds(&before.threads, &after.threads, shards)))
 }
 
 /// The time from `Instant::now() + after` to the next whole second of the wall clock.

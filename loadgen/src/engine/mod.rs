@@ -6,10 +6,12 @@
 //! shape and limits) and the state the workers share; the workers and the controller both build
 //! on it, so it uses neither.
 
+pub mod acked;
 mod controller;
 pub mod recorder;
 pub mod schedule;
 pub mod session;
+pub mod timer;
 mod worker;
 
 pub use controller::{run, Outcome};
@@ -98,6 +100,8 @@ pub(crate) struct Shared {
     shard_addrs: Vec<SocketAddr>,
     /// The next key number an insert takes.
     pub inserts: AtomicU64,
+    /// Keys below its limit have had their insert answered; reads pick among them.
+    pub acked: acked::AckedCounter,
     pub insert_limit: Option<u64>,
     pub ops_limit: Option<u64>,
     pub issued: AtomicU64,

@@ -2,6 +2,7 @@
 //! loop, uncorrected), per-interval figures sent to the controller each second, and how many
 //! requests went to each shard and partition.
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use hdrhistogram::Histogram;
@@ -19,11 +20,24 @@ pub struct IntervalPart {
     pub shard_ops: Vec<u64>,
 }
 
+/// When an operation was due, sent and answered.
+#[derive(Debug, Clone, Copy)]
+pub struct OpTimes {
+    /// When the schedule meant to send it (open loop), or when it was sent (closed loop).
+    pub intended: Instant,
+    pub sent: Instant,
+    pub at: Instant,
+}
+
 #[derive(Debug)]
 pub struct Recorder {
     open_loop: bool,
     ok: [u64; 5],
     errors: [u64; 5],
+    /// Reads (and read-modify-writes) answered "no such row".
+    not_found: [u64; 5],
+    /// Errors per status code, per operation type.
+    by_status: [BTreeMap<u16, u64>; 5],
     latency: Vec<Histogram<u64>>,
     uncorrected: Vec<Histogram<u64>>,
     interval: IntervalPart,
@@ -40,6 +54,8 @@ impl Recorder {
             open_loop,
             ok: [0; 5],
             errors: [0; 5],
+            not_found: [0; 5],
+            by_status: Default::default(),
             latency: hists(5),
             uncorrected: hists(if open_loop { 5 } else { 0 }),
             interval: IntervalPart {
@@ -64,13 +80,17 @@ impl Recorder {
         }
     }
 
-    /// An operation completed during the measured phase.
-    pub fn done(&mut self, kind: OpKind, ok: bool, intended: Instant, sent: Instant, at: Instant) {
+    /// An operation completed during the measured phase with `status` (0: success;
+    /// `not_found`: a read that found no row).
+    pub fn done(&mut self, kind: OpKind, status: u16, not_found: bool, times: OpTimes) {
+        let OpTimes { intended, sent, at } = times;
         let i = kind.index();
-        if ok {
+        if status == 0 {
             self.ok[i] += 1;
+            self.not_found[i] += u64::from(not_found);
         } else {
             self.errors[i] += 1;
+            *self.by_status[i].entry(status).or_insert(0) += 1;
             self.interval.errors += 1;
         }
         self.interval.ops += 1;
@@ -107,7 +127,9 @@ impl Recorder {
             .map(|&kind| OpResult {
                 kind,
                 ok: self.ok[kind.index()],
+                not_found: self.not_found[kind.index()],
                 errors: self.errors[kind.index()],
+                errors_by_status: self.by_status[kind.index()].clone(),
                 latency_us: self.latency[kind.index()].clone(),
                 uncorrected_us: self.open_loop.then(|| self.uncorrected[kind.index()].clone()),
             })
@@ -121,7 +143,11 @@ pub fn merge_results(into: &mut Vec<OpResult>, from: Vec<OpResult>) {
         match into.iter_mut().find(|o| o.kind == r.kind) {
             Some(o) => {
                 o.ok += r.ok;
+                o.not_found += r.not_found;
                 o.errors += r.errors;
+                for (code, n) in r.errors_by_status {
+                    *o.errors_by_status.entry(code).or_insert(0) += n;
+                }
                 o.latency_us.add(&r.latency_us).expect("same bounds");
                 if let (Some(a), Some(b)) = (o.uncorrected_us.as_mut(), r.uncorrected_us.as_ref()) {
                     a.add(b).expect("same bounds");

@@ -2,7 +2,7 @@
 //! send what its schedule allows, flushes, waits for replies (or the next due time), and
 //! records what completed. Nothing here allocates per request once buffers and maps have grown.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -14,11 +14,12 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use ringstore_model::table::VersionSelect;
 use ringstore_net::request::{Bound, RangeBody};
-use ringstore_net::{FieldList, FieldsBuf, Request, ValueRef, WriteBody, WriteOptions};
+use ringstore_net::{FieldList, FieldsBuf, Reader, Request, ValueRef, WriteBody, WriteOptions};
 
-use super::recorder::{IntervalPart, Recorder};
+use super::recorder::{IntervalPart, OpTimes, Recorder};
 use super::schedule::Schedule;
 use super::session::{ReplyFrame, Session};
+use super::timer::{poll_timeout, Timer, TIMER_TOKEN};
 use super::Shared;
 use crate::distribution::KeyChooser;
 use crate::keyspace::{write_key, KEY_FIELD, VALUE_FIELD};
@@ -72,11 +73,22 @@ pub(crate) struct WorkerOutput {
     pub partition_ops: Vec<u64>,
     pub last_done: Option<Instant>,
     pub writes: WriteLog,
+    pub error_messages: BTreeMap<u16, String>,
 }
 
-/// A reply read from a session: request id, status, and a Put's (token, version) in verify
-/// mode.
-type Answered = (u64, u16, Option<(u64, u64)>);
+/// A reply read from a session.
+#[derive(Debug, Clone, Copy)]
+struct Answered {
+    id: u64,
+    status: u16,
+    /// A Put's (token, version), in verify mode.
+    ack: Option<(u64, u64)>,
+    /// A Get answered "no such row".
+    not_found: bool,
+}
+
+/// Most bytes of an error message kept per status code (the first one seen).
+pub const ERROR_MESSAGE_BYTES_MAX: usize = 512;
 
 /// A request awaiting its reply.
 #[derive(Debug, Clone, Copy)]
@@ -88,6 +100,8 @@ struct Pending {
     sent: Instant,
     /// Set on the read half of a read-modify-write.
     rmw_read: bool,
+    /// The read (of a read-modify-write) found no row.
+    not_found: bool,
     write_id: u64,
     /// Issued in the measured phase (its due time, open loop; its send, closed loop).
     measured: bool,
@@ -117,6 +131,10 @@ pub(super) struct Worker {
     done_buf: Vec<Answered>,
     /// Operations issued and not completed, over all clients.
     in_flight: usize,
+    /// The first error message per status code.
+    error_messages: BTreeMap<u16, String>,
+    /// Open loop: wakes the poll when the next request is due (finer than its timeout).
+    timer: Option<Timer>,
 }
 
 impl std::fmt::Debug for Worker {
@@ -141,6 +159,10 @@ impl Worker {
             clients.push(Client::new(&shared, id, mine));
         }
         let pending = (0..sessions.len()).map(|_| HashMap::default()).collect();
+        let timer = match shared.open_loop() {
+            true => Some(Timer::new(poll.registry(), TIMER_TOKEN)?),
+            false => None,
+        };
         let recorder = Recorder::new(
             shared.open_loop(),
             shared.keyspace.shards(),
@@ -162,6 +184,8 @@ impl Worker {
             stopping: false,
             done_buf: Vec::new(),
             in_flight: 0,
+            error_messages: BTreeMap::new(),
+            timer,
         })
     }
 
@@ -210,9 +234,15 @@ impl Worker {
                 ));
             }
             let wake = self.next_wake(interval_end, times.until);
-            let timeout = wake.saturating_duration_since(Instant::now());
+            let timeout = poll_timeout(self.timer.as_mut(), wake)?;
             self.poll.poll(&mut events, Some(timeout)).map_err(|e| format!("poll: {e}"))?;
             for ev in events.iter() {
+                if ev.token() == TIMER_TOKEN {
+                    if let Some(t) = self.timer.as_mut() {
+                        t.expired();
+                    }
+                    continue;
+                }
                 let s = ev.token().0;
                 if ev.is_readable() || ev.is_read_closed() {
                     self.receive(s)?;
@@ -230,6 +260,7 @@ impl Worker {
             partition_ops: self.recorder.partition_ops,
             last_done: self.recorder.last_done,
             writes: self.writes,
+            error_messages: self.error_messages,
         })
     }
 
@@ -325,7 +356,8 @@ impl Worker {
             }
             n
         } else {
-            let items = shared.inserts.load(Ordering::Relaxed).max(1);
+            // Only keys whose insert was answered (YCSB's acknowledged counter).
+            let items = shared.acked.limit().max(1);
             let client = &mut self.clients[c];
             client.chooser.next(&mut client.rng, items)
         };
@@ -340,6 +372,7 @@ impl Worker {
             intended,
             sent: now,
             rmw_read: kind == OpKind::ReadModifyWrite,
+            not_found: false,
             write_id,
             measured: m,
         };
@@ -446,46 +479,53 @@ impl Worker {
         let mut done = std::mem::take(&mut self.done_buf);
         let verify = self.shared.workload.verify;
         let mut refused = None;
+        let (pending, messages) = (&self.pending[s], &mut self.error_messages);
         let read = self.sessions[s].receive(|r: ReplyFrame<'_>| {
             if r.id == 0 && r.status != 0 {
                 refused = Some(format!("error {}: {}", r.status, String::from_utf8_lossy(r.body)));
             }
-            let ack = if verify && r.status == 0 { parse_write_ack(r.body) } else { None };
-            done.push((r.id, r.status, ack));
+            if r.status != 0 {
+                messages.entry(r.status).or_insert_with(|| error_message(r.body));
+            }
+            let get = pending.get(&r.id).is_some_and(|p| p.kind == OpKind::Read || p.rmw_read);
+            done.push(Answered {
+                id: r.id,
+                status: r.status,
+                ack: if verify && r.status == 0 { parse_write_ack(r.body) } else { None },
+                not_found: get && r.status == 0 && get_found(r.body) == Some(false),
+            });
         });
         let addr = self.sessions[s].addr();
         if let Some(why) = refused {
             return Err(format!("{addr}: the node refused the connection: {why}"));
         }
         let now = Instant::now();
-        for &(id, status, ack) in &done {
-            let p = self.pending[s]
-                .remove(&id)
-                .ok_or_else(|| format!("{addr}: a reply to request {id}, which was not sent"))?;
-            self.complete(s, p, status, ack, now);
+        for a in &done {
+            let p = self.pending[s].remove(&a.id).ok_or_else(|| {
+                format!("{addr}: a reply to request {}, which was not sent", a.id)
+            })?;
+            self.complete(s, p, a, now);
         }
         done.clear();
         self.done_buf = done;
         read
     }
 
-    fn complete(
-        &mut self,
-        s: usize,
-        p: Pending,
-        status: u16,
-        ack: Option<(u64, u64)>,
-        now: Instant,
-    ) {
-        if p.rmw_read && status == 0 {
+    fn complete(&mut self, s: usize, p: Pending, a: &Answered, now: Instant) {
+        if p.rmw_read && a.status == 0 {
             // The write half of a read-modify-write goes to the same session, same key.
             let (session, id) =
                 self.send(p.client, OpKind::Update, p.key_no, p.write_id, p.measured);
             debug_assert_eq!(session, s);
-            self.pending[session].insert(id, Pending { rmw_read: false, ..p });
+            let write = Pending { rmw_read: false, not_found: a.not_found, ..p };
+            self.pending[session].insert(id, write);
             return;
         }
-        if let Some((token, _version)) = ack {
+        if p.kind == OpKind::Insert {
+            // Answered, with success or an error: reads may pick it now (YCSB does the same).
+            self.shared.acked.acknowledge(p.key_no);
+        }
+        if let Some((token, _version)) = a.ack {
             if p.kind != OpKind::Read && p.kind != OpKind::Scan {
                 self.writes.acked(p.key_no, token, p.write_id);
             }
@@ -493,9 +533,30 @@ impl Worker {
         self.clients[p.client].in_flight -= 1;
         self.in_flight -= 1;
         if p.measured {
-            self.recorder.done(p.kind, status == 0, p.intended, p.sent, now);
+            let times = OpTimes { intended: p.intended, sent: p.sent, at: now };
+            self.recorder.done(p.kind, a.status, a.not_found || p.not_found, times);
         }
     }
+}
+
+/// Whether a Get reply (Columns, u8 found, [Row]) carries a row; None if it is malformed.
+fn get_found(body: &[u8]) -> Option<bool> {
+    let mut r = Reader::new(body);
+    let columns = r.u16("column count").ok()?;
+    for _ in 0..columns {
+        r.name("column").ok()?;
+    }
+    match r.u8("found flag").ok()? {
+        0 => Some(false),
+        1 => Some(true),
+        _ => None,
+    }
+}
+
+/// An error reply's message, cut to [`ERROR_MESSAGE_BYTES_MAX`] bytes.
+fn error_message(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&body[..body.len().min(ERROR_MESSAGE_BYTES_MAX)]);
+    text.into_owned()
 }
 
 /// Milliseconds since the Unix epoch (a scenario's order time).

@@ -766,7 +766,9 @@ mod tests {
         let op = |kind, lo_us| OpResult {
             kind,
             ok: 1_000 * speed,
+            not_found: 0,
             errors: 0,
+            errors_by_status: Default::default(),
             latency_us: histogram(lo_us / speed, 2_000),
             uncorrected_us: open.then(|| histogram(lo_us / speed / 2, 2_000)),
         };
@@ -794,7 +796,9 @@ mod tests {
             partition_ops: (0..1_500).map(|p| (p % 7) * speed).collect(),
             server_cpu_seconds: None,
             client_cpu_seconds: None,
+            shard_cpu_seconds: None,
             node: Some(node),
+            error_messages: Default::default(),
         }
     }
 

@@ -202,7 +202,15 @@ mod tests {
             latency_us.add(&i.latency_us[kind.index()]).expect("same bounds");
         }
         let uncorrected_us = uncorrected.then(|| latency_us.clone());
-        OpResult { kind, ok: latency_us.len(), errors: 0, latency_us, uncorrected_us }
+        OpResult {
+            kind,
+            ok: latency_us.len(),
+            not_found: 0,
+            errors: 0,
+            errors_by_status: Default::default(),
+            latency_us,
+            uncorrected_us,
+        }
     }
 
     /// Three intervals; updates only in the first and third, so the second has one entry.
@@ -222,7 +230,9 @@ mod tests {
             partition_ops: vec![11],
             server_cpu_seconds: None,
             client_cpu_seconds: None,
+            shard_cpu_seconds: None,
             node: None,
+            error_messages: Default::default(),
         }
     }
 

@@ -7,6 +7,7 @@ use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 
 use crate::results::{NodeFigures, OpResult, RunResult};
+use crate::status;
 use crate::verify::VerifyReport;
 
 /// The git revision the tool was built from (`build.rs`), or "unknown".
@@ -33,7 +34,11 @@ fn op(o: &OpResult) -> Value {
     json!({
         "op": o.kind.name(),
         "ok": o.ok,
+        "not_found": o.not_found,
         "errors": o.errors,
+        "errors_by_status": o.errors_by_status.iter()
+            .map(|(code, n)| (code.to_string(), json!(n)))
+            .collect::<serde_json::Map<String, Value>>(),
         "latency_us": latency(&o.latency_us),
         "uncorrected_latency_us": o.uncorrected_us.as_ref().map(latency),
     })
@@ -60,6 +65,8 @@ pub fn run(r: &RunResult) -> Value {
         "seconds": r.seconds,
         "ops_total": r.total_ok() + r.total_errors(),
         "errors": r.total_errors(),
+        "errors_by_status": errors_by_status(r),
+        "not_found": r.total_not_found(),
         "ops_per_second": r.ops_per_second(),
         "latency_us": latency(&r.latency_all_us()),
         "ops": r.ops.iter().map(op).collect::<Vec<_>>(),
@@ -67,6 +74,9 @@ pub fn run(r: &RunResult) -> Value {
         "server_cpu_seconds_per_million_ops": r.server_cpu_seconds_per_million_ops(),
         "client_cpu_seconds": r.client_cpu_seconds,
         "client_cpu_seconds_per_million_ops": r.client_cpu_seconds_per_million_ops(),
+        "shard_cpu_seconds": r.shard_cpu_seconds,
+        "shard_utilisation": r.shard_utilisation(),
+        "saturation_ops_per_second": r.saturation_ops_per_second(),
         "shard_ops": r.shard_ops,
         "shard_skew": r.shard_skew(),
         "interval_shard_skew": r.interval_shard_skew(),
@@ -82,6 +92,19 @@ pub fn run(r: &RunResult) -> Value {
             "shard_ops": i.shard_ops,
         })).collect::<Vec<_>>(),
     })
+}
+
+/// `{"720": {"name": "Busy", "count": 12, "message": "busy: ..."}}`.
+fn errors_by_status(r: &RunResult) -> Value {
+    let by_code = r.errors_by_status().into_iter().map(|(code, n)| {
+        let entry = json!({
+            "name": status::name(code),
+            "count": n,
+            "message": r.error_messages.get(&code),
+        });
+        (code.to_string(), entry)
+    });
+    Value::Object(by_code.collect())
 }
 
 pub fn verify(v: &VerifyReport) -> Value {

@@ -4,6 +4,7 @@
 use hdrhistogram::Histogram;
 
 use crate::results::RunResult;
+use crate::status;
 
 /// Columns laid out with each column as wide as its widest cell.
 fn render(header: &[&str], rows: &[Vec<String>]) -> String {
@@ -44,6 +45,7 @@ pub fn run(r: &RunResult) -> String {
                 name,
                 (o.ok + o.errors).to_string(),
                 o.errors.to_string(),
+                o.not_found.to_string(),
                 per_s(o.ok + o.errors),
                 ms(h, 0.5),
                 ms(h, 0.9),
@@ -62,6 +64,7 @@ pub fn run(r: &RunResult) -> String {
         "all".into(),
         (r.total_ok() + r.total_errors()).to_string(),
         r.total_errors().to_string(),
+        r.total_not_found().to_string(),
         format!("{:.0}", r.ops_per_second()),
         ms(&all, 0.5),
         ms(&all, 0.9),
@@ -69,8 +72,18 @@ pub fn run(r: &RunResult) -> String {
         ms(&all, 0.999),
         format!("{:.3}", all.max() as f64 / 1000.0),
     ]);
-    let header =
-        ["op", "ops", "errors", "ops/s", "p50 ms", "p90 ms", "p99 ms", "p999 ms", "max ms"];
+    let header = [
+        "op",
+        "ops",
+        "errors",
+        "not found",
+        "ops/s",
+        "p50 ms",
+        "p90 ms",
+        "p99 ms",
+        "p999 ms",
+        "max ms",
+    ];
     let mut out = render(&header, &rows);
     out += &format!(
         "seconds {:.2}  server CPU s per 1M ops {}  load tool CPU s per 1M ops {}  shard skew {:.3} (per second {:.3})  \
@@ -84,6 +97,28 @@ pub fn run(r: &RunResult) -> String {
         r.partition_ops.len(),
         r.partition_skew(),
     );
+    if r.shard_cpu_seconds.is_some() {
+        out += &format!(
+            "shard CPU % {}  the busiest shard saturates at {} ops/s\n",
+            shard_cpu_percent(r),
+            opt(r.saturation_ops_per_second(), 0),
+        );
+    }
+    out + &errors_by_status(r)
+}
+
+/// One line per status code the run's errors carried: code, name, count, and the node's first
+/// message for it (and what to do, where the tool's own flags are the likely cause). Empty
+/// without errors.
+pub fn errors_by_status(r: &RunResult) -> String {
+    let mut out = String::new();
+    for (code, n) in r.errors_by_status() {
+        let message = r.error_messages.get(&code).map_or("", String::as_str);
+        out += &format!("errors: {n} x {code} {}: {message}\n", status::name(code));
+        if let Some(hint) = status::hint(code) {
+            out += &format!("  {code}: {hint}\n");
+        }
+    }
     out
 }
 
@@ -104,6 +139,8 @@ pub fn scenarios(runs: &[&RunResult]) -> String {
                 format!("{}", r.partitions_touched()),
                 format!("{:.2}", r.partition_skew()),
                 opt(r.server_cpu_seconds_per_million_ops(), 3),
+                shard_cpu_percent(r),
+                opt(r.saturation_ops_per_second(), 0),
             ]
         })
         .collect();
@@ -118,8 +155,18 @@ pub fn scenarios(runs: &[&RunResult]) -> String {
         "partitions",
         "partition skew",
         "CPU s/Mop",
+        "shard CPU %",
+        "saturates at ops/s",
     ];
     render(&header, &rows)
+}
+
+/// Each shard's CPU utilisation in percent, `97/12` (shard 0, shard 1); `-` without the node's
+/// pid.
+pub fn shard_cpu_percent(r: &RunResult) -> String {
+    r.shard_utilisation().map_or("-".into(), |u| {
+        u.iter().map(|x| format!("{:.0}", x * 100.0)).collect::<Vec<_>>().join("/")
+    })
 }
 
 /// A sweep's points: `parameter` = value per row.
@@ -159,6 +206,25 @@ pub fn sweep(parameter: &str, points: &[(u64, &RunResult)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errors_are_broken_down_by_status_with_the_busy_hint() {
+        let mut r = crate::results::tests_support::run_with(&[(720, 3), (614, 1)]);
+        r.error_messages
+            .insert(720, "busy: the connection's in-flight request budget is full (4)".into());
+        let text = errors_by_status(&r);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "errors: 1 x 614 CorruptRecord: ");
+        assert_eq!(
+            lines[1],
+            "errors: 3 x 720 Busy: busy: the connection's in-flight request budget is full (4)"
+        );
+        assert!(lines[2].starts_with("  720: ") && lines[2].contains("--pipeline"), "{text}");
+        assert_eq!(lines.len(), 3);
+        assert!(run(&r).contains("errors: 3 x 720 Busy"), "{}", run(&r));
+        r.shard_cpu_seconds = Some(vec![0.5, 0.25]);
+        assert_eq!(shard_cpu_percent(&r), "50/25");
+    }
 
     #[test]
     fn columns_line_up() {
