@@ -1,10 +1,12 @@
 //! Requests coordinated across every shard by the shard that received them: Stats, DDL (always
 //! on shard 0, see `router.rs`) and scans that do not give a whole shard key.
 //!
-//! A fanned-out scan visits the shards in turn (0, 1, ...), each in key order (or reverse key
-//! order), until it has `limit` rows. Its resume token is node-level: the shard to go on with
-//! (u16, little-endian) followed by that shard's own resume token (empty: from that shard's
-//! first row). Clients treat it as opaque.
+//! A scan that bounds the first key field is merged across the shards in key order
+//! (`merged_scan.rs`). A full scan (nothing bounds the first key field; the client allowed it)
+//! visits the shards in turn (0, 1, ...), each in key order (or reverse key order), until it has
+//! `limit` rows: no merge, so each shard's rows are read once. Its resume token is node-level:
+//! the shard to go on with (u16, little-endian) followed by that shard's own resume token (empty:
+//! from that shard's first row). Clients treat tokens as opaque.
 
 use std::rc::Rc;
 
@@ -13,6 +15,7 @@ use ringstore_storage::table::{CatalogTable, Outcome, TableError, TableRow};
 
 use crate::error::RequestError;
 use crate::forward::ask;
+use crate::merged_scan;
 use crate::mesh::ShardMsg;
 use crate::router::FanOutKind;
 use crate::shard::Shard;
@@ -49,7 +52,12 @@ pub async fn run(
         }
         FanOutKind::Scan { table, range } => {
             let t = shard.tables.table(table)?;
-            let (rows, resume) = scan(shard, &t, table, range.limit, range.resume, body).await?;
+            let (rows, resume) = if table_ops::bounds_first_key_field(&t, &range)? {
+                let (limit, reverse) = (range.limit, range.reverse);
+                merged_scan::page(shard, &t, limit, range.resume, reverse, body).await?
+            } else {
+                scan(shard, &t, table, range.limit, range.resume, body).await?
+            };
             response::encode_page(out, t.schema(), &rows, resume.as_deref());
             Ok(())
         }

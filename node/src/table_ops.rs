@@ -212,6 +212,17 @@ fn bound(b: &Option<Bound<'_>>) -> Option<RangeBound> {
     Some(RangeBound { value: b.value.to_value()?, inclusive: b.inclusive })
 }
 
+/// Whether the scan `range` bounds the first key field: the table layer's rule
+/// ([`RangeRequest::bounds_first_key_field`]), so the node merges exactly the scans the table
+/// layer runs without `allow_full_scan`.
+pub fn bounds_first_key_field(
+    t: &CatalogTable,
+    range: &RangeBody<'_>,
+) -> Result<bool, RequestError> {
+    let key = present(range.key);
+    Ok(range_request(t, &key, range, range.limit, None)?.bounds_first_key_field())
+}
+
 /// The table layer's range request. The wire names the range's field; it must be the key field
 /// right after the partial key (the table layer knows the range only by position).
 fn range_request<'a>(

@@ -481,8 +481,8 @@ fn key_shorter_than_shard_key_216() {
     });
 }
 
-/// When the shard key is the whole primary key, 216 and 217 name the fix (a shorter shard key)
-/// and not only ALLOW FULL SCAN; `items` (shard key shorter than its key) gets no such hint.
+/// When the shard key is the whole primary key, 216 names the fix (a shorter shard key); `items`
+/// (shard key shorter than its key) gets no such hint.
 #[test]
 fn whole_key_shard_key_errors_name_the_fix() {
     run(|| async move {
@@ -492,47 +492,57 @@ fn whole_key_shard_key_errors_name_the_fix() {
         let fix = ["whole primary key", "shorter shard key", "SHARD(a)", "shard-key -field a"];
         let e = refused(ts.multi_get("tags", &req).await, 216, "tags", &fix);
         assert!(matches!(e, TableError::ShardKeyNotCovered { hint: WHOLE_KEY_SHARD_HINT, .. }));
-        let e = refused(ts.scan("tags", &req).await, 217, "tags", &fix);
-        assert!(matches!(e, TableError::FullScanNotAllowed { hint: WHOLE_KEY_SHARD_HINT, .. }));
+        let e = refused(ts.multi_delete("tags", &req, SYNC).await, 216, "tags", &fix);
+        assert!(matches!(e, TableError::ShardKeyNotCovered { hint: WHOLE_KEY_SHARD_HINT, .. }));
         let items = [("a", s("x"))];
-        let e = ts.scan("items", &RangeRequest::new(&items, 10)).await.expect_err("217");
+        let e = ts.multi_get("items", &RangeRequest::new(&items, 10)).await.expect_err("216");
         assert!(!e.to_string().contains("shorter shard key"), "{e}");
     });
 }
 
 #[test]
-fn scan_shorter_than_shard_key_needs_allow_full_scan_217() {
+fn scan_that_bounds_no_key_field_needs_allow_full_scan_217() {
     run(|| async move {
         let (_clock, ts) = open(217).await;
         let schema = ts.table("items").expect("items").schema().clone();
-        let key = [("a", s("x"))];
-        let req = RangeRequest::new(&key, 10);
-        let parts = ["1 of the 2 shard key fields", "allow_full_scan"];
-        let e = refused(ts.scan("items", &req).await, 217, "items", &parts);
-        let expected =
-            TableError::FullScanNotAllowed { table: "items".into(), given: 1, needed: 2, hint: "" };
-        assert_eq!(e, expected);
         let none = RangeRequest::new(&[], 10);
-        refused(ts.scan("items", &none).await, 217, "items", &["0 of the 2"]);
+        let parts = ["no value or range for the first key field a", "allow_full_scan"];
+        let e = refused(ts.scan("items", &none).await, 217, "items", &parts);
+        let expected = TableError::FullScanNotAllowed { table: "items".into(), first: "a".into() };
+        assert_eq!(e, expected);
+        // A range on the first key field with neither bound bounds nothing either.
+        let open_range = RangeRequest {
+            range: Some(FieldRange { start: None, end: None }),
+            ..RangeRequest::new(&[], 10)
+        };
+        refused(ts.scan("items", &open_range).await, 217, "items", &["first key field a"]);
 
-        // Allowed, the same scans return the rows, in key order.
+        // A value for the first key field bounds the scan, though it is shorter than the shard
+        // key: it runs without the flag and returns the rows, in key order.
         let c_of = |page: &RowPage| -> Vec<(Value, Value, Value)> {
             let f = |r: &TableRow, n: &str| r.newest().get(&schema, n).cloned().expect("key field");
             page.rows.iter().map(|r| (f(r, "a"), f(r, "b"), f(r, "c"))).collect()
         };
-        let req = RangeRequest { allow_full_scan: true, ..req };
-        let page = ts.scan("items", &req).await.expect("allowed scan");
+        let key = [("a", s("x"))];
+        let page = ts.scan("items", &RangeRequest::new(&key, 10)).await.expect("bounded scan");
         let xs = |b: i64, c: &str| (s("x"), Value::Long(b), s(c));
         assert_eq!(c_of(&page), [xs(1, "c1"), xs(1, "c2"), xs(1, "c3"), xs(2, "c1")]);
         assert_eq!(page.resume, None);
+        // So does a range on the first key field with one bound.
+        let from_y = RangeRequest {
+            range: Some(FieldRange {
+                start: Some(RangeBound { value: s("y"), inclusive: true }),
+                end: None,
+            }),
+            ..RangeRequest::new(&[], 10)
+        };
+        let page = ts.scan("items", &from_y).await.expect("bounded scan");
+        assert_eq!(c_of(&page), [(s("y"), Value::Long(1), s("c1"))]);
+        // Allowed, the unbounded scan reads the whole table.
         let none = RangeRequest { allow_full_scan: true, ..none };
         let page = ts.scan("items", &none).await.expect("allowed full scan");
         assert_eq!(page.rows.len(), 5);
         assert_eq!(c_of(&page)[4], (s("y"), Value::Long(1), s("c1")));
-        // A key covering the shard key needs no permission.
-        let shard_key = item_key("x", 1, "");
-        let req = RangeRequest::new(&shard_key[..2], 10);
-        assert_eq!(ts.scan("items", &req).await.expect("one partition").rows.len(), 3);
     });
 }
 

@@ -607,7 +607,7 @@ fn execute_is_all_or_nothing() {
 }
 
 #[test]
-fn scan_below_the_shard_key_needs_allow_full_scan() {
+fn scan_that_bounds_no_key_field_needs_allow_full_scan() {
     run(|| async move {
         let (disk, clock) = (sim(11), ManualClock::new(T0_MS));
         let ts = open_tables(&disk, &clock).await.unwrap();

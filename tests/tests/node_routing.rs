@@ -8,7 +8,9 @@
 //! through the shared port, are answered with the right rows and counted as forwarded by exactly
 //! the shards they crossed. Then multiGet and multiDelete on a shard key (paging, reverse, a
 //! range, forwarding), a full scan paged with a small limit across both shards (every row exactly
-//! once, forward, reverse and on a range; a resume token naming no shard is refused), DDL through
+//! once, forward, reverse and on a range; a resume token naming no shard is refused), a bounded
+//! scan (a range on the first key field, no allow_full_scan) merged across both shards in key
+//! order, DDL through
 //! the shared port and through shard 1's port applied on both shards (Describe and Hello on each
 //! shard's own port), and DDL sent concurrently to both shards' ports leaving equal catalogs.
 
@@ -412,6 +414,63 @@ fn full_scan_pages_cover_every_row_of_both_shards_once() {
     let e = c.scan("kv", &RangeQuery::new(&[], 7)).expect_err("needs allow_full_scan");
     assert_eq!(e.code(), Some(217), "{e}");
 
+    let status = node.terminate();
+    assert!(status.success(), "{status}");
+}
+
+/// A scan that bounds the first key field (here a range on `id`, which is the whole shard key)
+/// needs no allow_full_scan: the node runs it on both shards and merges the pages, so the ids
+/// come in key order, forward and reverse, each once, across pages of 7 rows, whichever shard
+/// coordinates. Only a scan that bounds nothing is refused (217).
+#[test]
+fn bounded_scan_merges_both_shards_in_key_order() {
+    const SCAN_ROWS: i64 = 300;
+    let (_dir, data) = data_dir();
+    let node = Node::start(&data, &[]);
+    let mut c = node.client();
+    c.ddl(KV_DDL).expect("create kv");
+    c.with_durability(Durability::NoSync);
+    for id in 0..SCAN_ROWS {
+        c.put("kv", &kv_row(id, &value_of(id, "m"))).expect("put");
+    }
+    let bound = |id: i64, inclusive: bool| Some(RangeBound { value: Value::Long(id), inclusive });
+    for reverse in [false, true] {
+        let ids = scan_all(|resume| {
+            let mut q = RangeQuery::new(&[], 7);
+            q.range = Some(("id", bound(50, true), bound(250, false)));
+            q.reverse = reverse;
+            q.resume = resume;
+            c.scan("kv", &q).expect("bounded scan without allow_full_scan")
+        });
+        let mut expected: Vec<i64> = (50..250).collect();
+        if reverse {
+            expected.reverse();
+        }
+        assert_eq!(ids, expected, "reverse {reverse}: every id once, in key order");
+    }
+    // Coordinated by each shard from its own port, with a one-sided range.
+    for shard in 0..TEST_SHARDS {
+        let mut conn = connect(shard_addr(&node, shard));
+        let no_key = FieldsBuf::new();
+        let ids = scan_all(|resume| {
+            let mut range = RangeBody::new(no_key.list(), 7);
+            let from = ringstore_net::request::Bound {
+                value: ringstore_net::ValueRef::Long(280),
+                inclusive: false,
+            };
+            range.range = Some(("id", Some(from), None));
+            range.resume = resume.as_deref();
+            let reply = conn.call(&Request::Scan { table: "kv", range }, Durability::Sync);
+            response::decode_page(&reply.expect("scan").into_result().expect("ok").body)
+                .expect("page")
+        });
+        assert_eq!(ids, (281..SCAN_ROWS).collect::<Vec<_>>(), "shard {shard}'s port");
+    }
+    // A full scan's token is not a bounded scan's.
+    let mut q = RangeQuery::new(&[], 7);
+    q.range = Some(("id", bound(0, true), None));
+    q.resume = Some(vec![1, 0, 7]);
+    assert_eq!(c.scan("kv", &q).expect_err("bad token").code(), Some(223));
     let status = node.terminate();
     assert!(status.success(), "{status}");
 }

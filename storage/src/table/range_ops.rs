@@ -122,9 +122,9 @@ fn byte_range(
                     hint,
                 });
             }
-            Reach::Scan if !req.allow_full_scan => {
-                let (table, hint) = (name(schema), shard_key_hint(schema));
-                return Err(TableError::FullScanNotAllowed { table, given, needed, hint });
+            Reach::Scan if !req.allow_full_scan && !req.bounds_first_key_field() => {
+                let first = schema.key_field(0).name().to_string();
+                return Err(TableError::FullScanNotAllowed { table: name(schema), first });
             }
             Reach::Scan => {}
         }

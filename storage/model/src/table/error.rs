@@ -125,12 +125,12 @@ pub enum TableError {
         shard_key: String,
         hint: &'static str,
     },
-    /// `hint` as for [`TableError::ShardKeyNotCovered`].
+    /// A scan that bounds no key field: no value and no range for the first key field `first`.
     #[error(
-        "table {table}: the key gives {given} of the {needed} shard key fields, so the scan visits \
-         every partition; set allow_full_scan to run it{hint}"
+        "table {table}: the scan gives no value or range for the first key field {first}, so it \
+         reads the whole table; bound {first} or set allow_full_scan to run it"
     )]
-    FullScanNotAllowed { table: String, given: usize, needed: usize, hint: &'static str },
+    FullScanNotAllowed { table: String, first: String },
     #[error(
         "table {table}: execute operation {index} has another shard key than operation 0; \
          every operation of an execute must share one shard key"
@@ -208,7 +208,7 @@ pub enum TableError {
     InvalidShardCount { shards: u32 },
 }
 
-/// The fix that 216 and 217 name when a table's shard key is its whole primary key: then every
+/// The fix that 216 names when a table's shard key is its whole primary key: then every
 /// partial key spans partitions, and only a shorter shard key makes a key prefix one partition's.
 pub const WHOLE_KEY_SHARD_HINT: &str = ". The shard key of this table is its whole primary key, \
     so any partial key spans every partition: to read or delete by a key prefix, create the table \
@@ -342,7 +342,7 @@ mod tests {
                 shard_key: f(),
                 hint: "",
             },
-            TableError::FullScanNotAllowed { table: t(), given: 0, needed: 0, hint: "" },
+            TableError::FullScanNotAllowed { table: t(), first: f() },
             TableError::ExecuteMixedShardKeys { table: t(), index: 0 },
             TableError::ExecuteDuplicateKey { table: t(), first: 0, index: 0 },
             TableError::ExecuteSize { table: t(), ops: 0 },

@@ -188,7 +188,8 @@ pub enum WriteOutcome {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RangeRequest<'a> {
     /// A leading prefix of the primary key (by name). multiGet and multiDelete need it to cover
-    /// the shard key; a scan may give fewer fields (or none) if it allows a full scan.
+    /// the shard key; a scan may give fewer fields, and none if it has a range on the first key
+    /// field or allows a full scan ([`RangeRequest::bounds_first_key_field`]).
     pub key: Fields<'a>,
     /// A range on the key field after `key`.
     pub range: Option<FieldRange>,
@@ -201,11 +202,20 @@ pub struct RangeRequest<'a> {
     pub resume: Option<Vec<u8>>,
     /// Which versions of each row to return (reads only).
     pub versions: VersionSelect,
-    /// Scans only: run even if `key` does not cover the shard key (every partition is read).
+    /// Scans only: run even if nothing bounds the first key field (the whole table is read).
     pub allow_full_scan: bool,
 }
 
 impl<'a> RangeRequest<'a> {
+    /// Whether the request bounds the first key field: gives a value for it, or a range on it
+    /// with a start or an end. A scan that does not reads the whole table, so it needs
+    /// `allow_full_scan`; one that does is a bounded scan, which the node runs on every shard and
+    /// merges in key order.
+    pub fn bounds_first_key_field(&self) -> bool {
+        !self.key.is_empty()
+            || self.range.as_ref().is_some_and(|r| r.start.is_some() || r.end.is_some())
+    }
+
     /// Every row under `key`, forward, `limit` per page, newest versions.
     pub fn new(key: Fields<'a>, limit: usize) -> RangeRequest<'a> {
         RangeRequest {
