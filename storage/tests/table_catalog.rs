@@ -165,6 +165,25 @@ fn seed_cli_script_creates_my_products() {
     assert_eq!(schema.shard_key_len(), 1);
 }
 
+/// Running the seed's admin script a second time is refused with 501, and the message says how
+/// an admin script ignores an existing table; with `-if-not-exists` the script runs again.
+#[test]
+fn seed_cli_script_runs_again_with_if_not_exists() {
+    let disk = SimDisk::new(SimConfig::new(6));
+    let mut catalog = load(&disk);
+    for statement in parse(SEED_SCRIPT).expect("seed script parses") {
+        block_on(catalog_file::apply(&mut catalog, &disk, dir(), &statement)).expect("apply");
+    }
+    let again = one(SEED_SCRIPT);
+    let e = block_on(catalog_file::apply(&mut catalog, &disk, dir(), &again)).expect_err("exists");
+    assert_eq!(e.code(), 501);
+    let text = e.to_string();
+    assert!(text.contains("plan add-table -name myProducts -if-not-exists"), "{text}");
+    let idempotent = SEED_SCRIPT.replace("-wait", "-wait -if-not-exists");
+    let outcome = block_on(catalog_file::apply(&mut catalog, &disk, dir(), &one(&idempotent)));
+    assert_eq!(outcome.expect("ignored"), Outcome::AlreadyExists { id: TableId(1) });
+}
+
 #[test]
 fn applied_change_survives_losing_all_unsynced_data() {
     let disk = SimDisk::new(SimConfig::new(5));

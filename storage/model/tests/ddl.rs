@@ -380,11 +380,34 @@ fn cli_plan_needs_a_finished_table() {
 
     let (_, problem) = script_error(parse_cli(&format!("{T_OPEN}exit\n")));
     assert_eq!(problem, ScriptProblem::TableNotAdded { table: "t".into() });
+    // The message says nothing was created, rather than that the table was.
+    let text = problem.to_string();
+    assert!(text.contains("defined") && text.contains("so nothing was created"), "{text}");
 
     // Once added, the table is gone from the script's pending list.
     let twice = format!("{T_OPEN}exit\nplan add-table -name t\nplan add-table -name t");
     let (_, problem) = script_error(parse_cli(&twice));
     assert_eq!(problem, ScriptProblem::PlanUnknownTable { table: "t".into() });
+}
+
+/// `-if-not-exists` (ringstore's switch; the admin CLI has no IF NOT EXISTS) makes the plan's
+/// CREATE one that ignores an existing table, with or without `-wait`, in any order.
+#[test]
+fn cli_plan_if_not_exists() {
+    for plan in
+        ["plan add-table -name t -if-not-exists", "plan add-table -if-not-exists -wait -name t"]
+    {
+        let statements = parse_cli(&format!("{T_OPEN}exit\n{plan}")).expect("parses");
+        assert!(
+            matches!(statements[..], [Statement::CreateTable { if_not_exists: true, .. }]),
+            "{plan}: {statements:?}"
+        );
+    }
+    let plain = parse_cli(&format!("{T_OPEN}exit\nplan add-table -name t -wait")).expect("parses");
+    assert!(matches!(plain[..], [Statement::CreateTable { if_not_exists: false, .. }]));
+    let twice = format!("{T_OPEN}exit\nplan add-table -name t -if-not-exists -if-not-exists");
+    let (_, problem) = script_error(parse_cli(&twice));
+    assert_eq!(problem, ScriptProblem::Repeated { what: "-if-not-exists" });
 }
 
 #[test]

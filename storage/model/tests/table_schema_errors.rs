@@ -48,6 +48,27 @@ fn invalid_names() {
     assert!(matches!(e, TableError::InvalidName { role: NameRole::EnumValue, .. }), "{e}");
 }
 
+/// A bad name appears once in its message, and a too-long one only by its start: a 256-character
+/// table name used to be printed twice in full (as the table, then as the bad name).
+#[test]
+fn a_bad_name_is_named_once_and_a_long_one_shortened() {
+    let long = "t".repeat(NAME_CHARS_MAX + 1);
+    let e = err(TableSchema::builder(TableId(1), &long).field("a", FieldType::Long));
+    let text = e.to_string();
+    let shown = format!("{:?}...", "t".repeat(SHOWN_NAME_CHARS));
+    assert_eq!(
+        text,
+        format!("invalid table name {shown}: it is 256 characters; the limit is 255"),
+        "{text}"
+    );
+    let e = err(TableSchema::builder(TableId(1), "9orders").field("a", FieldType::Long));
+    assert_eq!(e.to_string().matches("9orders").count(), 1, "{e}");
+    let long_field = "f".repeat(NAME_CHARS_MAX + 1);
+    let text = err(base().field(&long_field, FieldType::Long)).to_string();
+    assert!(text.starts_with("table orders: invalid field name \"ffff"), "{text}");
+    assert!(text.len() < 150, "{text}");
+}
+
 #[test]
 fn duplicate_field() {
     let e = err(base().field("orderId", FieldType::Integer));

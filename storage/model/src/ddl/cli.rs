@@ -60,7 +60,9 @@ impl Script {
         match command {
             Command::TableCreate { table } => self.create(table, at).map_err(problem),
             Command::Exit => self.exit(at),
-            Command::PlanAddTable { table } => self.plan(table).map_err(problem),
+            Command::PlanAddTable { table, if_not_exists } => {
+                self.plan(table, if_not_exists).map_err(problem)
+            }
             other => self.define(other).map_err(problem),
         }
     }
@@ -108,7 +110,7 @@ impl Script {
         Ok(())
     }
 
-    fn plan(&mut self, table: String) -> Result<(), ScriptProblem> {
+    fn plan(&mut self, table: String, if_not_exists: bool) -> Result<(), ScriptProblem> {
         if self.open.as_ref().is_some_and(|(d, _)| d.name == table) {
             return Err(ScriptProblem::PlanUnfinishedTable { table });
         }
@@ -116,7 +118,7 @@ impl Script {
             return Err(ScriptProblem::PlanUnknownTable { table });
         };
         let (schema, _) = self.closed.remove(index);
-        self.statements.push(Statement::CreateTable { schema, if_not_exists: false });
+        self.statements.push(Statement::CreateTable { schema, if_not_exists });
         Ok(())
     }
 

@@ -19,12 +19,27 @@ use crate::table::FieldType;
 /// One CLI command, as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Command {
-    TableCreate { table: String },
-    AddField { field: String, ty: FieldType, enum_values: Option<Vec<String>> },
-    PrimaryKey { fields: Vec<String> },
-    ShardKey { fields: Vec<String> },
+    TableCreate {
+        table: String,
+    },
+    AddField {
+        field: String,
+        ty: FieldType,
+        enum_values: Option<Vec<String>>,
+    },
+    PrimaryKey {
+        fields: Vec<String>,
+    },
+    ShardKey {
+        fields: Vec<String>,
+    },
     Exit,
-    PlanAddTable { table: String },
+    /// `if_not_exists`: ringstore's `-if-not-exists` switch (the admin CLI has no IF NOT EXISTS),
+    /// so a script can be run again.
+    PlanAddTable {
+        table: String,
+        if_not_exists: bool,
+    },
 }
 
 impl Command {
@@ -85,8 +100,9 @@ fn exit(i: &mut In<'_>) -> ModalResult<Command> {
 fn plan_add_table(i: &mut In<'_>) -> ModalResult<Command> {
     word("plan").parse_next(i)?;
     must((hspace, word("add-table")), "add-table after plan").parse_next(i)?;
-    let args = args(i, &[NAME, WAIT], "-name or -wait")?;
-    Ok(Command::PlanAddTable { table: required_word(i, &args, "-name", "-name and a table name")? })
+    let args = args(i, &[NAME, WAIT, IF_NOT_EXISTS], "-name, -wait or -if-not-exists")?;
+    let table = required_word(i, &args, "-name", "-name and a table name")?;
+    Ok(Command::PlanAddTable { table, if_not_exists: find(&args, IF_NOT_EXISTS.name).is_some() })
 }
 
 /// A flag a command accepts, and how its value is read.
@@ -110,6 +126,9 @@ const TYPE: Flag = Flag { name: "-type", value: ValueKind::Type, repeatable: fal
 const ENUM_VALUES: Flag = Flag { name: "-enum-values", value: ValueKind::List, repeatable: false };
 const FIELD: Flag = Flag { name: "-field", value: ValueKind::Word, repeatable: true };
 const WAIT: Flag = Flag { name: "-wait", value: ValueKind::Switch, repeatable: false };
+/// ringstore's own switch: adding a table that exists is then no error (SQL's IF NOT EXISTS).
+const IF_NOT_EXISTS: Flag =
+    Flag { name: "-if-not-exists", value: ValueKind::Switch, repeatable: false };
 
 /// A flag's value.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -101,7 +101,10 @@ pub enum ScriptProblem {
     PlanUnfinishedTable { table: String },
     #[error("table {table} is still in creation mode at the end of the script; exit is missing")]
     UnfinishedTable { table: String },
-    #[error("table {table} was created but never added; plan add-table -name {table} is missing")]
+    #[error(
+        "table {table} was defined (table create ... exit) but never added, so nothing was \
+         created; plan add-table -name {table} is missing"
+    )]
     TableNotAdded { table: String },
     #[error("field {field}: -enum-values is only allowed with -type ENUM")]
     EnumValuesOnNonEnum { field: String },

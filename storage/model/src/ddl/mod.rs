@@ -57,7 +57,7 @@
 //!              | "primary-key" "-field" token { "-field" token }
 //!              | "shard-key" "-field" token { "-field" token }
 //!              | "exit"
-//!              | "plan" "add-table" "-name" token [ "-wait" ] ;
+//!              | "plan" "add-table" "-name" token [ "-wait" ] [ "-if-not-exists" ] ;
 //! gap          = { whitespace | comment } ;
 //! comment      = "##" { character } ;   (* up to the line end, or up to a command start *)
 //! command_start = "table" "create" "-name" | "add-field" "-" | "primary-key" "-field"
@@ -71,6 +71,8 @@
 //! each script flattened onto one line. The commands run through table creation mode: `table
 //! create` opens a table, `add-field`, `primary-key` and `shard-key` fill it, `exit` closes it and
 //! checks its schema, and `plan add-table -name t` emits the `CreateTable` of the closed table `t`.
+//! `-if-not-exists` is ringstore's own switch (the admin CLI has no IF NOT EXISTS): with it, adding
+//! a table that already exists is no error, so a script can be run again.
 //! A script that leaves a table open, or closes one it never adds, is an error.
 
 mod cli;

@@ -33,7 +33,9 @@ impl std::fmt::Display for NameRole {
 #[non_exhaustive]
 pub enum TableError {
     // Schema errors (1xx).
-    #[error("table {table}: invalid {role} {name:?}: {problem}")]
+    /// The message names the bad name once: a bad table name is not repeated as the table, and
+    /// a name over the length limit is shown by its first [`SHOWN_NAME_CHARS`] characters.
+    #[error("{}", invalid_name_message(table, *role, name, problem))]
     InvalidName { table: String, role: NameRole, name: String, problem: NameProblem },
     #[error("table {table}: field {field} is declared twice; field names must be unique")]
     DuplicateField { table: String, field: String },
@@ -206,6 +208,22 @@ pub enum TableError {
     },
     #[error("shard count {shards} is out of range; it must be 1..={SHARDS_MAX}")]
     InvalidShardCount { shards: u32 },
+}
+
+/// Characters of a too-long name that an error message shows.
+pub const SHOWN_NAME_CHARS: usize = 32;
+
+fn invalid_name_message(table: &str, role: NameRole, name: &str, problem: &NameProblem) -> String {
+    let shown = match name.char_indices().nth(SHOWN_NAME_CHARS) {
+        Some((cut, _)) if matches!(problem, NameProblem::TooLong { .. }) => {
+            format!("{:?}...", &name[..cut])
+        }
+        _ => format!("{name:?}"),
+    };
+    match role {
+        NameRole::Table => format!("invalid {role} {shown}: {problem}"),
+        _ => format!("table {table}: invalid {role} {shown}: {problem}"),
+    }
 }
 
 /// The fix that 216 names when a table's shard key is its whole primary key: then every

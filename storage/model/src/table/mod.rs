@@ -29,7 +29,7 @@ pub use catalog::{
     decode_table_record, encode_table_record, Catalog, CatalogError, CatalogResult, CatalogTable,
     Outcome, Plan,
 };
-pub use error::{NameRole, TableError, TableResult, WHOLE_KEY_SHARD_HINT};
+pub use error::{NameRole, TableError, TableResult, SHOWN_NAME_CHARS, WHOLE_KEY_SHARD_HINT};
 pub use key::{
     decode_primary_key, encode_partial_key, encode_partial_key_named, encode_primary_key,
     encode_primary_key_into, encode_primary_key_named, encode_primary_key_refs, encode_shard_key,

@@ -30,7 +30,10 @@ use crate::table::{Name, TableError, TableId, TableSchema};
 pub enum CatalogError {
     #[error(transparent)]
     Table(#[from] TableError),
-    #[error("table {table} already exists (id {id}); use IF NOT EXISTS to ignore this")]
+    #[error(
+        "table {table} already exists (id {id}); to ignore this, use CREATE TABLE IF NOT EXISTS \
+         in SQL, or plan add-table -name {table} -if-not-exists in an admin CLI script"
+    )]
     TableExists { table: String, id: u32 },
     #[error("no table id left: every id up to {last} has been used")]
     TableIdsExhausted { last: u32 },
