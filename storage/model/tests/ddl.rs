@@ -486,15 +486,28 @@ fn long_names_and_too_many_key_fields() {
     assert_eq!(key(&schema(&eight)).len(), 8);
 }
 
+/// A schema error points at the name it is about, in both dialects: a BOOLEAN key field at its
+/// last mention (the key clause, or the primary-key command), a field declared twice at the
+/// second declaration, a bad table name at the name; an error about the whole table at the
+/// statement.
 #[test]
-fn schema_errors_name_the_statement_position() {
-    let text = "SHOW TABLES;\n  CREATE TABLE t (a BOOLEAN, PRIMARY KEY (a))";
+fn schema_errors_point_at_the_name_they_are_about() {
+    let text = "SHOW TABLES;\n  CREATE TABLE t (a BOOLEAN,\n    PRIMARY KEY (a))";
     let error = parse_sql(text).expect_err("BOOLEAN key");
-    assert_eq!(error.position(), Some(at(2, 3)));
+    assert_eq!(error.position(), Some(at(3, 18)), "{error}");
     assert!(error.to_string().contains("BOOLEAN"), "{error}");
+    let twice = "CREATE TABLE t (a LONG,\n b STRING,\n a STRING, PRIMARY KEY (a))";
+    assert_eq!(parse_sql(twice).expect_err("a twice").position(), Some(at(3, 2)));
+    let bad =
+        "CREATE TABLE t (a LONG, PRIMARY KEY (a));\nCREATE TABLE 9t (a LONG, PRIMARY KEY (a))";
+    assert_eq!(parse_sql(bad).expect_err("9t").position(), Some(at(2, 14)));
+    let no_key = "CREATE TABLE t (\n a LONG)";
+    assert_eq!(parse_sql(no_key).expect_err("no key").position(), Some(at(1, 1)));
     let cli = "## a table\ntable create -name t\nadd-field -type BOOLEAN -name b\nprimary-key -field b\nexit";
     let error = parse_cli(cli).expect_err("BOOLEAN key");
-    assert_eq!((error.position(), error.code()), (Some(at(2, 1)), 108));
+    assert_eq!((error.position(), error.code()), (Some(at(4, 1)), 108));
+    let cli = "table create -name t\nadd-field -type LONG -name a\nadd-field -type LONG -name a\nprimary-key -field a\nexit";
+    assert_eq!(parse_cli(cli).expect_err("a twice").position(), Some(at(3, 1)));
 }
 
 #[test]

@@ -20,24 +20,24 @@ use winnow::prelude::*;
 use super::cli_syntax::{command, gap, Command};
 use super::error::{DdlError, DdlResult, Position, PositionTracker, ScriptProblem};
 use super::lex::{must, parse_error};
-use super::statement::{Statement, TableDraft};
+use super::statement::{place_of, Role, Statement, TableDraft};
 use crate::table::{FieldType, TableSchema};
 
 /// Parses an admin CLI script; see [`super::parse_cli`].
 pub(crate) fn parse(text: &str) -> DdlResult<Vec<Statement>> {
     let mut input = text;
-    let mut script = Script::default();
+    let mut script = Script::new(text);
     let mut positions = PositionTracker::new(text);
     loop {
         gap.parse_next(&mut input).map_err(|e| parse_error(text, input, e))?;
         if input.is_empty() {
             return script.end();
         }
-        let at = positions.at(text.len() - input.len());
+        let (at, left) = (positions.at(text.len() - input.len()), input.len());
         let command = must(command, COMMAND_EXPECTED)
             .parse_next(&mut input)
             .map_err(|e| parse_error(text, input, e))?;
-        script.apply(command, at)?;
+        script.apply(command, at, left)?;
     }
 }
 
@@ -45,8 +45,10 @@ const COMMAND_EXPECTED: &str =
     "a command: table create, add-field, primary-key, shard-key, exit or plan add-table";
 
 /// The CLI's table creation mode, and the tables waiting for `plan add-table`.
-#[derive(Debug, Default)]
-struct Script {
+#[derive(Debug)]
+struct Script<'t> {
+    /// The script, for the positions of schema errors.
+    text: &'t str,
     /// The table between `table create` and `exit`, with the position of its `table create`.
     open: Option<(TableDraft, Position)>,
     /// Tables closed by `exit` and not yet added by a plan.
@@ -54,35 +56,52 @@ struct Script {
     statements: Vec<Statement>,
 }
 
-impl Script {
-    fn apply(&mut self, command: Command, at: Position) -> DdlResult<()> {
+impl<'t> Script<'t> {
+    fn new(text: &'t str) -> Script<'t> {
+        Script { text, open: None, closed: Vec::new(), statements: Vec::new() }
+    }
+
+    /// Runs one command, which starts at `at` with `left` bytes of the text left.
+    fn apply(&mut self, command: Command, at: Position, left: usize) -> DdlResult<()> {
         let problem = |problem| DdlError::Script { at, problem };
         match command {
-            Command::TableCreate { table } => self.create(table, at).map_err(problem),
+            Command::TableCreate { table } => self.create(table, at, left).map_err(problem),
             Command::Exit => self.exit(at),
             Command::PlanAddTable { table, if_not_exists } => {
                 self.plan(table, if_not_exists).map_err(problem)
             }
-            other => self.define(other).map_err(problem),
+            other => self.define(other, left).map_err(problem),
         }
     }
 
-    fn create(&mut self, table: String, at: Position) -> Result<(), ScriptProblem> {
+    fn create(&mut self, table: String, at: Position, left: usize) -> Result<(), ScriptProblem> {
         if let Some((open, _)) = &self.open {
             return Err(ScriptProblem::NestedTableCreate { open: open.name.clone(), table });
         }
         if self.closed.iter().any(|(s, _)| s.name().as_str() == table) {
             return Err(ScriptProblem::TableCreatedTwice { table });
         }
-        self.open = Some((TableDraft::new(&table), at));
+        let mut draft = TableDraft::new(&table);
+        draft.places.push((table, Role::Table, left));
+        self.open = Some((draft, at));
         Ok(())
     }
 
-    /// A command of table creation mode: add-field, primary-key or shard-key.
-    fn define(&mut self, command: Command) -> Result<(), ScriptProblem> {
+    /// A command of table creation mode: add-field, primary-key or shard-key. A schema error
+    /// about a name it gives points at the command.
+    fn define(&mut self, command: Command, left: usize) -> Result<(), ScriptProblem> {
         let Some((draft, _)) = &mut self.open else {
             return Err(ScriptProblem::OutsideTableCreation { command: command.word() });
         };
+        match &command {
+            Command::AddField { field, .. } => {
+                draft.places.push((field.clone(), Role::Field, left))
+            }
+            Command::PrimaryKey { fields } | Command::ShardKey { fields } => {
+                draft.places.extend(fields.iter().map(|f| (f.clone(), Role::Key, left)));
+            }
+            _ => {}
+        }
         match command {
             Command::AddField { field, ty, enum_values } => {
                 add_field(draft, field, ty, enum_values)
@@ -105,7 +124,11 @@ impl Script {
             let problem = ScriptProblem::OutsideTableCreation { command: "exit" };
             return Err(DdlError::Script { at: exit_at, problem });
         };
-        let schema = draft.build().map_err(|source| DdlError::Schema { at, source })?;
+        let schema = draft.build().map_err(|source| {
+            let at = place_of(&source, &draft.places)
+                .map_or(at, |left| Position::at(self.text, self.text.len() - left));
+            DdlError::Schema { at, source }
+        })?;
         self.closed.push((schema, at));
         Ok(())
     }

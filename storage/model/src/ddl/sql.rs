@@ -14,9 +14,9 @@ use winnow::prelude::*;
 use winnow::stream::Stream;
 use winnow::token::take_while;
 
-use super::error::{DdlError, DdlResult, PositionTracker, ScriptProblem};
+use super::error::{DdlError, DdlResult, Position, PositionTracker, ScriptProblem};
 use super::lex::{field_type_named, invalid, is_word_char, must, number, parse_error, In};
-use super::statement::{table_name, Statement, TableDraft};
+use super::statement::{place_of, table_name, Role, Statement, TableDraft};
 use crate::table::FieldType;
 
 /// A statement as written, before its names and schema are checked.
@@ -38,7 +38,15 @@ pub(crate) fn parse(text: &str) -> DdlResult<Vec<Statement>> {
     while !input.is_empty() {
         let start = positions.at(text.len() - input.len());
         let parsed = statement.parse_next(&mut input).map_err(|e| parse_error(text, input, e))?;
-        statements.push(finish(parsed).map_err(|source| DdlError::Schema { at: start, source })?);
+        let places = match &parsed {
+            Parsed::Create { draft, .. } => draft.places.clone(),
+            _ => Vec::new(),
+        };
+        statements.push(finish(parsed).map_err(|source| {
+            let at = place_of(&source, &places)
+                .map_or(start, |left| Position::at(text, text.len() - left));
+            DdlError::Schema { at, source }
+        })?);
         let end = alt(((';', gap, separators).void(), eof.void()));
         must(end, "; or the end of the text")
             .parse_next(&mut input)
@@ -75,7 +83,9 @@ fn statement(i: &mut In<'_>) -> ModalResult<Parsed> {
 fn create(i: &mut In<'_>) -> ModalResult<Parsed> {
     must(kw("TABLE"), "TABLE").parse_next(i)?;
     let if_not_exists = opt((kw("IF"), kw("NOT"), kw("EXISTS"))).parse_next(i)?.is_some();
+    let left = i.len();
     let mut draft = TableDraft::new(must(name, "a table name").parse_next(i)?);
+    draft.places.push((draft.name.clone(), Role::Table, left));
     must(punct('('), "( and the table's fields").parse_next(i)?;
     loop {
         element(i, &mut draft)?;
@@ -98,7 +108,9 @@ fn element(i: &mut In<'_>, draft: &mut TableDraft) -> ModalResult<()> {
         }
         return primary_key(i, draft);
     }
+    let left = i.len();
     let field = must(name, "a field name or PRIMARY KEY").parse_next(i)?;
+    draft.places.push((field.to_owned(), Role::Field, left));
     let ty = must(field_type, TYPE_EXPECTED).parse_next(i)?;
     draft.fields.push((field.to_owned(), ty));
     Ok(())
@@ -140,7 +152,7 @@ fn primary_key(i: &mut In<'_>, draft: &mut TableDraft) -> ModalResult<()> {
             }
             shard_group(i, draft)?;
         } else {
-            draft.key.push(key_field(i)?);
+            key_field(i, draft)?;
         }
         if opt(punct(',')).parse_next(i)?.is_none() {
             break;
@@ -153,7 +165,7 @@ fn primary_key(i: &mut In<'_>, draft: &mut TableDraft) -> ModalResult<()> {
 /// `SHARD(` has been read: the shard key fields, which also start the primary key.
 fn shard_group(i: &mut In<'_>, draft: &mut TableDraft) -> ModalResult<()> {
     loop {
-        draft.key.push(key_field(i)?);
+        key_field(i, draft)?;
         if opt(punct(',')).parse_next(i)?.is_none() {
             break;
         }
@@ -163,10 +175,14 @@ fn shard_group(i: &mut In<'_>, draft: &mut TableDraft) -> ModalResult<()> {
     Ok(())
 }
 
-fn key_field(i: &mut In<'_>) -> ModalResult<(String, bool)> {
+/// One primary key field and its order, added to the draft's key.
+fn key_field(i: &mut In<'_>, draft: &mut TableDraft) -> ModalResult<()> {
+    let left = i.len();
     let field = must(name, "a primary key field name").parse_next(i)?.to_owned();
     let order = opt(alt((kw("ASC").value(false), kw("DESC").value(true)))).parse_next(i)?;
-    Ok((field, order.unwrap_or(false)))
+    draft.places.push((field.clone(), Role::Key, left));
+    draft.key.push((field, order.unwrap_or(false)));
+    Ok(())
 }
 
 /// `USING TTL n unit` and `WITH VERSIONS n`, each at most once, in either order.

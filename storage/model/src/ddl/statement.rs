@@ -41,6 +41,9 @@ pub(crate) struct TableDraft {
     pub shard: Option<Vec<String>>,
     pub ttl_seconds: Option<u64>,
     pub max_versions: Option<u64>,
+    /// Every name the text wrote (the table, fields, key fields), its role, and where it stands
+    /// as the bytes of the text left from there, in text order: where a schema error points.
+    pub places: Vec<(String, Role, usize)>,
 }
 
 impl TableDraft {
@@ -80,6 +83,33 @@ impl TableDraft {
             max: u64::from(crate::table::limits::MAX_VERSIONS_MAX),
         })
     }
+}
+
+/// What a name in the text is: the table's, a field's declaration, or a key field's mention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    Table,
+    Field,
+    Key,
+}
+
+/// Where a schema error points: the last place (in `places`, in text order) where the text
+/// wrote the error's subject ([`TableError::subject`]) in the role the error is about, so a
+/// field declared twice points at its second declaration and a bad key field at the key clause.
+/// None: the error is about the whole table, or names nothing the text wrote down (an ENUM
+/// value), and the caller points at the statement.
+pub(crate) fn place_of(error: &TableError, places: &[(String, Role, usize)]) -> Option<usize> {
+    let subject = error.subject()?;
+    let role = match error {
+        TableError::InvalidName { role: NameRole::Table, .. } => Role::Table,
+        TableError::InvalidName { role: NameRole::EnumValue, .. } => return None,
+        TableError::BooleanKeyField { .. }
+        | TableError::DuplicateKeyField { .. }
+        | TableError::ShardKeyNotPrefix { .. }
+        | TableError::UnknownField { .. } => Role::Key,
+        _ => Role::Field,
+    };
+    places.iter().rev().find(|(name, r, _)| name == subject && *r == role).map(|(_, _, left)| *left)
 }
 
 /// Checks a table name used outside CREATE with the same rule, and the same error, as the builder.

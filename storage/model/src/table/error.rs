@@ -235,6 +235,23 @@ pub const WHOLE_KEY_SHARD_HINT: &str = ". The shard key of this table is its who
 
 impl TableError {
     /// The error's stable numeric code.
+    /// The name a schema error is about (a field, or the bad name itself), if it is about one:
+    /// where the DDL parser points a schema error. None for errors about the whole table.
+    pub fn subject(&self) -> Option<&str> {
+        match self {
+            TableError::InvalidName { name, .. } => Some(name),
+            TableError::DuplicateField { field, .. }
+            | TableError::EnumEmpty { field, .. }
+            | TableError::EnumDuplicateValue { field, .. }
+            | TableError::EnumTooManyValues { field, .. }
+            | TableError::BooleanKeyField { field, .. }
+            | TableError::DuplicateKeyField { field, .. }
+            | TableError::ShardKeyNotPrefix { field, .. }
+            | TableError::UnknownField { field, .. } => Some(field),
+            _ => None,
+        }
+    }
+
     pub fn code(&self) -> u16 {
         match self {
             TableError::InvalidName { .. } => 101,
