@@ -113,6 +113,10 @@ pub fn encode_ddl(w: &mut Writer, outcomes: &[Outcome]) {
                 w.u32(id.0);
             }
             Outcome::NothingDropped => w.u8(3),
+            Outcome::Altered { id } => {
+                w.u8(6);
+                w.u32(id.0);
+            }
             Outcome::Described(table) => {
                 w.u8(4);
                 w.bytes(&encode_table_record(table));
@@ -210,10 +214,14 @@ pub fn encode_get_stored(
     let count_at = w.buf.len();
     w.u16(0);
     let (range, max) = select.bounds();
-    let mut picked = 0usize;
+    // A row keeps the table's newest max_versions versions; after ALTER TABLE lowered it, older
+    // ones stay stored until the row's next write but are not read.
+    let kept = schema.options().max_versions as usize;
+    let (mut seen, mut picked) = (0usize, 0usize);
     let mut fields = Ok(());
     let token = for_each_version(schema, stored, |v| {
-        if fields.is_err() || picked == max || !v.is_readable(range, now_ms) {
+        seen += 1;
+        if fields.is_err() || picked == max || seen > kept || !v.is_readable(range, now_ms) {
             return;
         }
         picked += 1;
@@ -412,6 +420,7 @@ pub fn decode_ddl(body: &[u8]) -> WireResult<Vec<Outcome>> {
                     }
                     Outcome::Tables(names)
                 }
+                6 => Outcome::Altered { id: ringstore_model::table::TableId(r.u32("id")?) },
                 other => return Err(bad(at, "DDL outcome", u64::from(other))),
             });
         }
@@ -575,6 +584,7 @@ mod tests {
             .field("k2", FieldType::Long)
             .field("c", FieldType::Binary)
             .primary_key(&["k1", "k2"])
+            .max_versions(3)
             .build()
             .expect("valid schema");
         let versions = [
@@ -637,6 +647,18 @@ mod tests {
                 .expect("stored row encodes");
             assert_eq!(got.buf, expected.buf, "{select:?}");
         }
+        // After ALTER TABLE lowered max_versions to 2, the third stored version is not read,
+        // though the row still holds it until its next write.
+        let mut options = *schema.options();
+        options.max_versions = 2;
+        let two = schema.rebuilt(schema.id(), options).expect("valid options");
+        let (mut expected, mut got) = (Writer::default(), Writer::default());
+        encode_get(&mut expected, &two, Some(&row_of(&[0])));
+        let latest = VersionSelect::Latest(5);
+        encode_get_stored(&mut got, &two, key, &key_values, Some(&stored), latest, now)
+            .expect("stored row encodes");
+        assert_eq!(got.buf, expected.buf, "versions past max_versions are not read");
+
         let (mut expected, mut got) = (Writer::default(), Writer::default());
         encode_get(&mut expected, &schema, None);
         encode_get_stored(&mut got, &schema, key, &key_values, None, VersionSelect::Newest, now)
@@ -767,6 +789,7 @@ mod tests {
             Outcome::NothingDropped,
             Outcome::Described(table.clone()),
             Outcome::Tables(vec![Name::new("t").expect("valid name")]),
+            Outcome::Altered { id: TableId(3) },
         ];
         let mut w = Writer::default();
         encode_ddl(&mut w, &outcomes);

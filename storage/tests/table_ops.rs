@@ -281,6 +281,62 @@ fn versions_are_kept_up_to_max_versions_and_selected() {
     });
 }
 
+/// ALTER TABLE changes a table's options in place: fewer versions are read at once (and dropped
+/// at the row's next write), a TTL applies to versions written after it, a narrower client
+/// version window refuses what it excludes; a bad value or an unknown table changes nothing, and
+/// the options survive a restart.
+#[test]
+fn alter_table_changes_versions_ttl_and_the_version_window() {
+    run(|| async move {
+        let (disk, clock) = (sim(14), ManualClock::new(T0_MS));
+        let ts = open_tables(&disk, &clock).await.unwrap();
+        ts.ddl(PRICES).await.unwrap();
+        let id = ts.table("prices").unwrap().id();
+        let key = [("sku", s("a"))];
+        let put = |price: i64| [("sku", s("a")), ("price", Value::Long(price))];
+        for (i, v) in [T0_MS - 3000, T0_MS - 2000, T0_MS - 1000].iter().enumerate() {
+            ts.write("prices", &WriteOp::put(&put(i as i64)).version(*v), SYNC).await.unwrap();
+        }
+        let versions = |row: &TableRow| row.versions.iter().map(|v| v.version).collect::<Vec<_>>();
+        let all = VersionSelect::Latest(10);
+
+        let outcome = ts.ddl("ALTER TABLE prices WITH VERSIONS 1").await.unwrap();
+        assert_eq!(outcome, [Outcome::Altered { id }]);
+        let row = ts.get("prices", &key, all).await.unwrap().unwrap();
+        assert_eq!(versions(&row), [T0_MS - 1000], "only the newest version is read");
+        ts.write("prices", &WriteOp::put(&put(9)), SYNC).await.unwrap();
+        ts.ddl("ALTER TABLE prices WITH VERSIONS 3").await.unwrap();
+        let row = ts.get("prices", &key, all).await.unwrap().unwrap();
+        assert_eq!(versions(&row), [T0_MS], "the write kept one version");
+
+        ts.ddl("ALTER TABLE prices USING TTL 1 HOURS WITH VERSION OFFSET 60 SECONDS")
+            .await
+            .unwrap();
+        clock.advance(10);
+        ts.write("prices", &WriteOp::put(&put(10)), SYNC).await.unwrap();
+        let row = ts.get("prices", &key, all).await.unwrap().unwrap();
+        let expiries: Vec<u64> = row.versions.iter().map(|v| v.expiry_ms).collect();
+        assert_eq!(expiries, [T0_MS + 10 + 3_600_000, 0], "the TTL applies to the new version");
+        let old_row = put(11);
+        let too_old = WriteOp::put(&old_row).version(T0_MS - 120_000);
+        assert_eq!(ts.write("prices", &too_old, SYNC).await.unwrap_err().code(), 221);
+
+        let e = ts.ddl("ALTER TABLE prices WITH VERSIONS 0").await.unwrap_err();
+        assert_eq!(e.code(), 112, "{e}");
+        assert_eq!(ts.ddl("ALTER TABLE nope WITH VERSIONS 2").await.unwrap_err().code(), 201);
+        let options = *ts.table("prices").unwrap().schema().options();
+        ts.close().await.unwrap();
+        let ts = open_tables(&disk, &clock).await.unwrap();
+        let reopened = *ts.table("prices").unwrap().schema().options();
+        assert_eq!(reopened, options);
+        assert_eq!(
+            (reopened.max_versions, reopened.ttl_seconds, reopened.max_version_offset_seconds),
+            (3, Some(3_600), 60)
+        );
+        ts.close().await.unwrap();
+    });
+}
+
 /// On a single-version table the last write wins whatever its version, on every path: a blind
 /// put, a conditional put and an update (which read the row first) all replace a newer version.
 #[test]

@@ -630,6 +630,7 @@ fn outcome_text(format: Format, outcome: &Outcome) -> String {
         }
         Outcome::Dropped { id } => format.message(&format!("table dropped (id {})", id.0)),
         Outcome::NothingDropped => format.message("no such table; nothing dropped"),
+        Outcome::Altered { id } => format.message(&format!("table altered (id {})", id.0)),
         Outcome::Described(table) => describe_text(format, table),
         Outcome::Tables(names) => {
             let rows: Vec<Vec<Option<Value>>> =

@@ -5,7 +5,8 @@
 //! stable code. Each test parses text and inspects the result; nothing is executed.
 
 use ringstore_model::ddl::{
-    parse, parse_cli, parse_sql, DdlError, Position, ScriptProblem, Statement, PLACEHOLDER_TABLE_ID,
+    parse, parse_cli, parse_sql, DdlError, OptionChanges, Position, ScriptProblem, Statement,
+    PLACEHOLDER_TABLE_ID,
 };
 use ringstore_model::table::{FieldType, TableSchema};
 
@@ -298,7 +299,7 @@ fn syntax_errors_point_at_the_token() {
     let text = "CREATE TABLE t (a LONG, PRIMARY KEY (a)) USING TTL 5 WEEKS";
     let (pos, expected) = syntax_error(parse_sql(text));
     assert_eq!(pos, at(1, 54));
-    assert!(expected.contains("TTL unit"), "{expected}");
+    assert!(expected.contains("a unit: SECONDS, HOURS or DAYS"), "{expected}");
 
     let (pos, expected) = syntax_error(parse_sql("DROP TABLE"));
     assert_eq!((pos, expected.as_str()), (at(1, 11), "a table name"));
@@ -560,4 +561,55 @@ fn an_error_after_many_statements_names_its_line() {
     let e = ringstore_model::ddl::parse(&text).expect_err("the last statement is wrong");
     let at = e.position().expect("a syntax error has a position");
     assert_eq!((at.line, at.column), (1001, 6), "{e}");
+}
+
+// ---- Table options: CREATE and ALTER TABLE --------------------------------------------------
+
+#[test]
+fn create_sets_every_option() {
+    let text = "CREATE TABLE t (a LONG, PRIMARY KEY (a)) WITH VERSION OFFSET 2 HOURS \
+                USING TTL 3 DAYS WITH VERSIONS 4";
+    let options = *schema(text).options();
+    assert_eq!(options.max_version_offset_seconds, 7_200);
+    assert_eq!(options.ttl_seconds, Some(3 * 86_400));
+    assert_eq!(options.max_versions, 4);
+    let none = schema("CREATE TABLE t (a LONG, PRIMARY KEY (a)) USING TTL NONE");
+    assert_eq!(none.options().ttl_seconds, None);
+}
+
+#[test]
+fn alter_table_sets_the_options_it_names() {
+    let statements = parse_sql(
+        "ALTER TABLE t USING TTL 1 DAYS WITH VERSIONS 3;\n\
+         alter table t with version offset 60 seconds;\n\
+         ALTER TABLE t USING TTL NONE",
+    )
+    .expect("parses");
+    let changes: Vec<OptionChanges> = statements
+        .into_iter()
+        .map(|s| match s {
+            Statement::AlterTable { table, changes } if table.as_str() == "t" => changes,
+            other => panic!("expected ALTER TABLE t, got {other:?}"),
+        })
+        .collect();
+    let day = OptionChanges {
+        ttl_seconds: Some(Some(86_400)),
+        max_versions: Some(3),
+        ..OptionChanges::default()
+    };
+    let offset = OptionChanges { max_version_offset_seconds: Some(60), ..OptionChanges::default() };
+    let no_ttl = OptionChanges { ttl_seconds: Some(None), ..OptionChanges::default() };
+    assert_eq!(changes, [day, offset, no_ttl]);
+}
+
+#[test]
+fn alter_table_needs_an_option_once() {
+    let (pos, expected) = syntax_error(parse_sql("ALTER TABLE t"));
+    assert_eq!(pos, at(1, 14));
+    assert!(expected.contains("USING TTL, WITH VERSIONS or WITH VERSION OFFSET"), "{expected}");
+    let (_, problem) = script_error(parse_sql("ALTER TABLE t WITH VERSIONS 2 WITH VERSIONS 3"));
+    assert_eq!(problem, ScriptProblem::Repeated { what: "WITH VERSIONS" });
+    let (_, expected) = syntax_error(parse_sql("ALTER TABLE t WITH VERSION 2"));
+    assert!(expected.contains("VERSIONS or VERSION OFFSET"), "{expected}");
+    assert_eq!(parse_sql("ALTER TABLE 9t WITH VERSIONS 2").expect_err("bad name").code(), 101);
 }

@@ -219,7 +219,11 @@ pub(crate) fn table_row(
     now_ms: u64,
 ) -> TableResult<Option<TableRow>> {
     let (range, max) = select.bounds();
-    let picked = stored.versions.iter().filter(|v| v.is_readable(range, now_ms)).take(max);
+    // A row keeps the table's newest max_versions versions; after ALTER TABLE lowered it, older
+    // ones stay stored until the row's next write but are not read.
+    let kept = schema.options().max_versions as usize;
+    let picked =
+        stored.versions.iter().take(kept).filter(|v| v.is_readable(range, now_ms)).take(max);
     let mut picked = picked.peekable();
     if picked.peek().is_none() {
         return Ok(None);

@@ -20,7 +20,7 @@
 //!
 //! ```text
 //! sql_text     = { ";" } [ statement { ";" { ";" } [ statement ] } ] ;
-//! statement    = create | drop | describe | show ;
+//! statement    = create | drop | alter | describe | show ;
 //! create       = CREATE TABLE [ IF NOT EXISTS ] name "(" element { "," element } ")"
 //!                { table_option } ;
 //! element      = PRIMARY KEY "(" key_part { "," key_part } ")"     (* at most once *)
@@ -30,10 +30,12 @@
 //! key_field    = name [ ASC | DESC ] ;
 //! type         = INTEGER | LONG | FLOAT | DOUBLE | STRING | BINARY | BOOLEAN | TIMESTAMP
 //!              | ENUM "(" name { "," name } ")" ;
-//! table_option = USING TTL number ttl_unit                         (* each at most once *)
-//!              | WITH VERSIONS number ;
-//! ttl_unit     = SECONDS | SECOND | HOURS | HOUR | DAYS | DAY ;
+//! table_option = USING TTL ( number unit | NONE )                  (* each at most once *)
+//!              | WITH VERSIONS number
+//!              | WITH VERSION OFFSET number unit ;
+//! unit         = SECONDS | SECOND | HOURS | HOUR | DAYS | DAY ;
 //! drop         = DROP TABLE [ IF EXISTS ] name ;
+//! alter        = ALTER TABLE name table_option { table_option } ;
 //! describe     = DESCRIBE [ TABLE ] name ;
 //! show         = SHOW TABLES ;
 //! name         = word | '"' { any character but '"' and line breaks } '"' ;
@@ -43,8 +45,11 @@
 //!
 //! Names are lexed more loosely than the name rule `[A-Za-z_][A-Za-z0-9_]{0,254}` so that a bad
 //! name is reported by the schema builder with its own error code. Without `SHARD(...)` the shard
-//! key is the whole primary key; `PRIMARY KEY (SHARD(a, b), c)` makes `a, b` the shard key. TTL
-//! units convert to seconds (HOURS x 3,600, DAYS x 86,400).
+//! key is the whole primary key; `PRIMARY KEY (SHARD(a, b), c)` makes `a, b` the shard key. Units
+//! convert to seconds (HOURS x 3,600, DAYS x 86,400). The options: `USING TTL` the table's TTL
+//! (`NONE`: rows do not expire), `WITH VERSIONS` the versions kept per row, `WITH VERSION OFFSET`
+//! the client version window (`[now - offset, now + offset)`). `ALTER TABLE` changes the options
+//! it names and leaves the others.
 //!
 //! Admin CLI script. Command words are lower case and case-sensitive, as in the CLI; type names
 //! match in any case. A command and its arguments sit on one line, separated by spaces or tabs;
@@ -89,7 +94,7 @@ mod fuzz_tests;
 
 pub use error::{DdlError, DdlResult, Position, ScriptProblem};
 pub use limits::{DDL_STATEMENTS_MAX, DDL_TEXT_BYTES_MAX};
-pub use statement::{Statement, PLACEHOLDER_TABLE_ID};
+pub use statement::{OptionChanges, Statement, PLACEHOLDER_TABLE_ID};
 
 /// Parses SQL-style DDL: `;`-separated statements, in order.
 pub fn parse_sql(text: &str) -> DdlResult<Vec<Statement>> {

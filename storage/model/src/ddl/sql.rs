@@ -8,7 +8,7 @@
 //! `PRIMARY KEY` is the key clause.
 
 use winnow::ascii::{multispace1, till_line_ending};
-use winnow::combinator::{alt, eof, opt, peek, repeat};
+use winnow::combinator::{alt, eof, fail, opt, peek, repeat};
 use winnow::error::{ContextError, ErrMode};
 use winnow::prelude::*;
 use winnow::stream::Stream;
@@ -16,7 +16,7 @@ use winnow::token::take_while;
 
 use super::error::{DdlError, DdlResult, Position, PositionTracker, ScriptProblem};
 use super::lex::{field_type_named, invalid, is_word_char, must, number, parse_error, In};
-use super::statement::{place_of, table_name, Role, Statement, TableDraft};
+use super::statement::{place_of, table_name, OptionChanges, Role, Statement, TableDraft};
 use crate::table::FieldType;
 
 /// A statement as written, before its names and schema are checked.
@@ -24,6 +24,7 @@ use crate::table::FieldType;
 enum Parsed {
     Create { draft: TableDraft, if_not_exists: bool },
     Drop { table: String, if_exists: bool },
+    Alter { table: String, changes: OptionChanges },
     Describe { table: String },
     ShowTables,
 }
@@ -65,6 +66,9 @@ fn finish(parsed: Parsed) -> crate::table::TableResult<Statement> {
             Statement::DropTable { table: table_name(&table)?, if_exists }
         }
         Parsed::Describe { table } => Statement::DescribeTable { table: table_name(&table)? },
+        Parsed::Alter { table, changes } => {
+            Statement::AlterTable { table: table_name(&table)?, changes }
+        }
         Parsed::ShowTables => Statement::ShowTables,
     })
 }
@@ -73,10 +77,11 @@ fn statement(i: &mut In<'_>) -> ModalResult<Parsed> {
     let verbs = alt((
         (kw("CREATE"), create).map(|(_, p)| p),
         (kw("DROP"), drop).map(|(_, p)| p),
+        (kw("ALTER"), alter).map(|(_, p)| p),
         (kw("DESCRIBE"), describe).map(|(_, p)| p),
         (kw("SHOW"), must(kw("TABLES"), "TABLES")).map(|_| Parsed::ShowTables),
     ));
-    must(verbs, "a statement: CREATE TABLE, DROP TABLE, DESCRIBE TABLE or SHOW TABLES")
+    must(verbs, "a statement: CREATE TABLE, DROP TABLE, ALTER TABLE, DESCRIBE TABLE or SHOW TABLES")
         .parse_next(i)
 }
 
@@ -94,7 +99,7 @@ fn create(i: &mut In<'_>) -> ModalResult<Parsed> {
         }
     }
     must(punct(')'), ", or )").parse_next(i)?;
-    options(i, &mut draft)?;
+    options(i, &mut draft.options)?;
     Ok(Parsed::Create { draft, if_not_exists })
 }
 
@@ -185,41 +190,60 @@ fn key_field(i: &mut In<'_>, draft: &mut TableDraft) -> ModalResult<()> {
     Ok(())
 }
 
-/// `USING TTL n unit` and `WITH VERSIONS n`, each at most once, in either order.
-fn options(i: &mut In<'_>, draft: &mut TableDraft) -> ModalResult<()> {
+/// `USING TTL n unit` (or `USING TTL NONE`), `WITH VERSIONS n` and `WITH VERSION OFFSET n unit`,
+/// each at most once, in any order.
+fn options(i: &mut In<'_>, changes: &mut OptionChanges) -> ModalResult<()> {
     loop {
         let start = i.checkpoint();
-        if opt(kw("USING")).parse_next(i)?.is_some() {
-            let ttl = ttl(i)?;
-            if draft.ttl_seconds.replace(ttl).is_some() {
-                i.reset(&start);
-                return invalid(i, ScriptProblem::Repeated { what: "USING TTL" });
-            }
+        let repeated = if opt(kw("USING")).parse_next(i)?.is_some() {
+            must(kw("TTL"), "TTL").parse_next(i)?;
+            let ttl = alt((kw("NONE").value(None::<u64>), duration.map(Some))).parse_next(i)?;
+            changes.ttl_seconds.replace(ttl).is_some().then_some("USING TTL")
         } else if opt(kw("WITH")).parse_next(i)?.is_some() {
-            must(kw("VERSIONS"), "VERSIONS").parse_next(i)?;
-            let versions = must((number, gap), "a number of versions").parse_next(i)?.0;
-            if draft.max_versions.replace(versions).is_some() {
-                i.reset(&start);
-                return invalid(i, ScriptProblem::Repeated { what: "WITH VERSIONS" });
+            if opt(kw("VERSIONS")).parse_next(i)?.is_some() {
+                let versions = must((number, gap), "a number of versions").parse_next(i)?.0;
+                changes.max_versions.replace(versions).is_some().then_some("WITH VERSIONS")
+            } else {
+                must((kw("VERSION"), kw("OFFSET")), "VERSIONS or VERSION OFFSET").parse_next(i)?;
+                let offset = duration(i)?;
+                let old = changes.max_version_offset_seconds.replace(offset);
+                old.is_some().then_some("WITH VERSION OFFSET")
             }
         } else {
             return Ok(());
+        };
+        if let Some(what) = repeated {
+            i.reset(&start);
+            return invalid(i, ScriptProblem::Repeated { what });
         }
     }
 }
 
-/// `TTL n unit`, in seconds. A product past `u64` saturates, so the schema builder reports it
-/// as out of range instead of the parser wrapping it into a small, valid TTL.
-fn ttl(i: &mut In<'_>) -> ModalResult<u64> {
-    must(kw("TTL"), "TTL").parse_next(i)?;
-    let count = must((number, gap), "a TTL number").parse_next(i)?.0;
+/// `n unit`, in seconds (TTLs and the version offset). A product past `u64` saturates, so the
+/// schema builder reports it as out of range instead of the parser wrapping it into a small,
+/// valid duration.
+fn duration(i: &mut In<'_>) -> ModalResult<u64> {
+    let count = must((number, gap), "a number").parse_next(i)?.0;
     let units = alt((
         alt((kw("SECONDS"), kw("SECOND"))).value(1u64),
         alt((kw("HOURS"), kw("HOUR"))).value(3_600),
         alt((kw("DAYS"), kw("DAY"))).value(86_400),
     ));
-    let unit = must(units, "a TTL unit: SECONDS, HOURS or DAYS").parse_next(i)?;
+    let unit = must(units, "a unit: SECONDS, HOURS or DAYS").parse_next(i)?;
     Ok(count.saturating_mul(unit))
+}
+
+/// `ALTER` has been read: `TABLE t` and at least one option.
+fn alter(i: &mut In<'_>) -> ModalResult<Parsed> {
+    must(kw("TABLE"), "TABLE").parse_next(i)?;
+    let table = must(name, "a table name").parse_next(i)?.to_owned();
+    let mut changes = OptionChanges::default();
+    options(i, &mut changes)?;
+    if changes.is_empty() {
+        return must(fail, "a table option: USING TTL, WITH VERSIONS or WITH VERSION OFFSET")
+            .parse_next(i);
+    }
+    Ok(Parsed::Alter { table, changes })
 }
 
 fn drop(i: &mut In<'_>) -> ModalResult<Parsed> {

@@ -4,7 +4,9 @@
 //! The parser checks only the grammar; every rule about names, keys and options is the schema
 //! builder's, so the SQL text and the admin CLI script can not disagree about what a valid table is.
 
-use crate::table::{FieldType, Name, NameRole, TableError, TableId, TableResult, TableSchema};
+use crate::table::{
+    FieldType, Name, NameRole, TableError, TableId, TableOptions, TableResult, TableSchema,
+};
 
 /// The id given to every schema the parser builds. The parser has no catalog, so it can not
 /// assign ids; the catalog replaces this placeholder when it executes the statement.
@@ -24,6 +26,11 @@ pub enum Statement {
         table: Name,
         if_exists: bool,
     },
+    /// `ALTER TABLE`: changes a table's options (TTL, versions kept, client version window).
+    AlterTable {
+        table: Name,
+        changes: OptionChanges,
+    },
     DescribeTable {
         table: Name,
     },
@@ -39,8 +46,7 @@ pub(crate) struct TableDraft {
     pub key: Vec<(String, bool)>,
     /// None: the shard key is the whole primary key.
     pub shard: Option<Vec<String>>,
-    pub ttl_seconds: Option<u64>,
-    pub max_versions: Option<u64>,
+    pub options: OptionChanges,
     /// Every name the text wrote (the table, fields, key fields), its role, and where it stands
     /// as the bytes of the text left from there, in text order: where a schema error points.
     pub places: Vec<(String, Role, usize)>,
@@ -63,25 +69,50 @@ impl TableDraft {
         if let Some(shard) = &self.shard {
             builder = builder.shard_key(&shard.iter().map(String::as_str).collect::<Vec<_>>());
         }
-        if let Some(ttl) = self.ttl_seconds {
-            builder = builder.ttl_seconds(ttl);
-        }
-        if let Some(versions) = self.max_versions {
-            builder = builder.max_versions(self.versions_u32(versions)?);
-        }
-        builder.build()
+        let options = self.options.applied_to(&TableOptions::default(), &self.name)?;
+        builder.options(options).build()
+    }
+}
+
+/// Table options as a statement sets them; None: left as they are (CREATE: the default).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OptionChanges {
+    /// `USING TTL n unit`: Some(Some(seconds)); `USING TTL NONE`: Some(None).
+    pub ttl_seconds: Option<Option<u64>>,
+    /// `WITH VERSIONS n`.
+    pub max_versions: Option<u64>,
+    /// `WITH VERSION OFFSET n unit`, in seconds.
+    pub max_version_offset_seconds: Option<u64>,
+}
+
+impl OptionChanges {
+    /// Whether the statement sets no option.
+    pub fn is_empty(&self) -> bool {
+        *self == OptionChanges::default()
     }
 
-    /// The builder takes a `u32`; a larger count gets the builder's own range error rather than
-    /// being truncated into a different, valid number.
-    fn versions_u32(&self, versions: u64) -> TableResult<u32> {
-        u32::try_from(versions).map_err(|_| TableError::InvalidOption {
-            table: self.name.clone(),
-            option: "max_versions",
-            value: versions,
-            min: 1,
-            max: u64::from(crate::table::limits::MAX_VERSIONS_MAX),
-        })
+    /// `current` with these changes made. The schema builder checks the ranges; a version count
+    /// past `u32` gets the builder's own range error here rather than being truncated into a
+    /// different, valid number.
+    pub fn applied_to(&self, current: &TableOptions, table: &str) -> TableResult<TableOptions> {
+        let mut options = *current;
+        if let Some(ttl) = self.ttl_seconds {
+            options.ttl_seconds = ttl;
+        }
+        if let Some(versions) = self.max_versions {
+            options.max_versions =
+                u32::try_from(versions).map_err(|_| TableError::InvalidOption {
+                    table: table.to_owned(),
+                    option: "max_versions",
+                    value: versions,
+                    min: 1,
+                    max: u64::from(crate::table::limits::MAX_VERSIONS_MAX),
+                })?;
+        }
+        if let Some(offset) = self.max_version_offset_seconds {
+            options.max_version_offset_seconds = offset;
+        }
+        Ok(options)
     }
 }
 

@@ -90,6 +90,22 @@ pub enum FieldRole {
 }
 
 impl TableSchema {
+    /// The same table with id `id` and `options`, checked again. The schema type can only be
+    /// built through its builder, so the parts go through it again; they were valid before and
+    /// stay valid, and the options get the builder's range checks (112).
+    pub fn rebuilt(&self, id: TableId, options: TableOptions) -> TableResult<TableSchema> {
+        let mut builder = TableSchema::builder(id, self.name().as_str());
+        for field in self.fields() {
+            builder = builder.field(field.name().as_str(), field.ty().clone());
+        }
+        for key in self.primary_key() {
+            builder = builder.primary_key_field(self.fields()[key.field].name().as_str(), key.desc);
+        }
+        let shard: Vec<&str> =
+            (0..self.shard_key_len()).map(|p| self.key_field(p).name().as_str()).collect();
+        builder.shard_key(&shard).options(options).build()
+    }
+
     /// Starts a schema for table `name` with id `id`.
     pub fn builder(id: TableId, name: &str) -> TableSchemaBuilder {
         TableSchemaBuilder {
@@ -206,6 +222,12 @@ impl TableSchemaBuilder {
 
     pub fn max_version_offset_seconds(mut self, seconds: u64) -> Self {
         self.options.max_version_offset_seconds = seconds;
+        self
+    }
+
+    /// Sets every option at once (`ALTER TABLE` and the catalog rebuild a schema with it).
+    pub fn options(mut self, options: TableOptions) -> Self {
+        self.options = options;
         self
     }
 

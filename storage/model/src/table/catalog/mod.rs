@@ -4,7 +4,8 @@
 //! [`Catalog::plan`] works out what a parsed DDL [`Statement`] does without any I/O. CREATE
 //! gives the schema the next table id (ids start at 1 and are never reused, because a dropped
 //! table's rows may still sit in the log under its id prefix, so the next id is stored in the
-//! file too), DROP removes a table, DESCRIBE and SHOW TABLES read. A change comes back as the
+//! file too), DROP removes a table, ALTER changes a table's options, DESCRIBE and SHOW TABLES
+//! read. A change comes back as the
 //! next catalog, which the engine (`storage/src/table/catalog_file.rs`) writes to the catalog
 //! file atomically and only then makes visible. A failed write poisons the catalog
 //! ([`Catalog::poison`]): the file may hold either version until the next load, so later changes
@@ -19,7 +20,7 @@ pub use codec::{
 };
 pub use contents::{Catalog, CatalogTable, FIRST_SCHEMA_VERSION, FIRST_TABLE_ID};
 
-use crate::ddl::Statement;
+use crate::ddl::{OptionChanges, Statement};
 use crate::table::{Name, TableError, TableId, TableSchema};
 
 /// Why a statement cannot be applied to the catalog. Each variant has a stable code
@@ -63,6 +64,8 @@ pub enum Outcome {
     Dropped { id: TableId },
     /// DROP IF EXISTS named no table; nothing changed.
     NothingDropped,
+    /// ALTER TABLE changed the options of the table with this id; the catalog file holds them.
+    Altered { id: TableId },
     /// DESCRIBE: the table.
     Described(CatalogTable),
     /// SHOW TABLES: every table name, sorted.
@@ -87,6 +90,7 @@ impl Catalog {
                 self.plan_create(schema, *if_not_exists)
             }
             Statement::DropTable { table, if_exists } => self.plan_drop(table, *if_exists),
+            Statement::AlterTable { table, changes } => self.plan_alter(table, changes),
             Statement::DescribeTable { table } => self
                 .by_name(table)
                 .cloned()
@@ -113,8 +117,10 @@ impl Catalog {
             .ok_or(CatalogError::TableIdsExhausted { last: id.0 - 1 })?;
         let mut next = self.clone();
         next.next_id = next_id;
-        let table =
-            CatalogTable { schema: with_id(schema, id)?, schema_version: FIRST_SCHEMA_VERSION };
+        let table = CatalogTable {
+            schema: schema.rebuilt(id, *schema.options())?,
+            schema_version: FIRST_SCHEMA_VERSION,
+        };
         next.insert(table);
         Ok(Plan::Change { next, outcome: Outcome::Created { id } })
     }
@@ -134,31 +140,26 @@ impl Catalog {
     }
 }
 
-fn unknown(table: &Name) -> CatalogError {
-    CatalogError::Table(TableError::UnknownTable { table: table.to_string() })
+impl Catalog {
+    /// ALTER TABLE: the table with its options changed (checked by the schema builder). The id
+    /// and the schema version stay: options do not change how rows are encoded.
+    fn plan_alter(&self, table: &Name, changes: &OptionChanges) -> CatalogResult<Plan> {
+        let current = self.by_name(table).ok_or_else(|| unknown(table))?;
+        let schema = current.schema();
+        let options = changes.applied_to(schema.options(), table.as_str())?;
+        let id = current.id();
+        let altered = CatalogTable {
+            schema: schema.rebuilt(id, options)?,
+            schema_version: current.schema_version,
+        };
+        let mut next = self.clone();
+        next.by_id.insert(id, altered);
+        Ok(Plan::Change { next, outcome: Outcome::Altered { id } })
+    }
 }
 
-/// The same schema with id `id`. The schema type can only be built through its builder, so the
-/// parts go through it again; they were valid before and stay valid.
-fn with_id(schema: &TableSchema, id: TableId) -> Result<TableSchema, TableError> {
-    let mut builder = TableSchema::builder(id, schema.name().as_str());
-    for field in schema.fields() {
-        builder = builder.field(field.name().as_str(), field.ty().clone());
-    }
-    for key in schema.primary_key() {
-        builder = builder.primary_key_field(schema.fields()[key.field].name().as_str(), key.desc);
-    }
-    let shard: Vec<&str> =
-        (0..schema.shard_key_len()).map(|p| schema.key_field(p).name().as_str()).collect();
-    let options = schema.options();
-    builder = builder
-        .shard_key(&shard)
-        .max_versions(options.max_versions)
-        .max_version_offset_seconds(options.max_version_offset_seconds);
-    if let Some(ttl) = options.ttl_seconds {
-        builder = builder.ttl_seconds(ttl);
-    }
-    builder.build()
+fn unknown(table: &Name) -> CatalogError {
+    CatalogError::Table(TableError::UnknownTable { table: table.to_string() })
 }
 
 #[cfg(test)]
