@@ -52,6 +52,7 @@
 mod admin;
 pub mod ast;
 mod conditions;
+pub mod connect;
 mod cursor;
 mod dml;
 pub mod error;
@@ -81,6 +82,7 @@ mod codes_tests {
             crate::literal::CODE_LITERAL,
             crate::run::CODE_CONNECTION,
             crate::run::CODE_OUTPUT,
+            crate::run::CODE_TIMEOUT,
         ];
         let doc = include_str!("../../../docs/ERRORS.md");
         for code in codes {

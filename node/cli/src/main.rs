@@ -3,22 +3,40 @@
 //! prompt). See docs/CLI.md; the work is in `ringstore_cli::run`.
 //!
 //! Exit status: 0 when every statement succeeded, 1 when one failed, 2 for a usage error or when
-//! the node could not be reached.
+//! the node could not be reached, 3 when the node did not answer within `--timeout`.
 
 use std::io::{self, BufRead, IsTerminal, Read, Write};
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
+use ringstore_cli::connect::{self, Timeout, TIMEOUT_DEFAULT};
 use ringstore_cli::limits::SCRIPT_BYTES_MAX;
-use ringstore_cli::run::{self, InputState, CODE_CONNECTION, PAGE_ROWS_DEFAULT};
+use ringstore_cli::run::{self, InputState, PAGE_ROWS_DEFAULT};
 use ringstore_cli::{CliError, Format, Session};
-use ringstore_net::{Client, ClientOptions};
 use ringstore_storage::constants::SCAN_LIMIT_MAX;
 
+/// What `--help` says after the flags.
+const AFTER_HELP: &str = "\
+Modes:
+  -e STATEMENTS, -f FILE   run a script and exit; the first error stops it
+  stdin not a terminal     read stdin whole as a script (ringstore-cli --addr A < setup.sql)
+  stdin a terminal         interactive mode: a `ringstore>` prompt that runs each statement once
+                           it is complete (at its `;`), prints errors and goes on; `exit`, `quit`
+                           or Ctrl-D leaves
+
+Exit status: 0 every statement succeeded; 1 a statement failed; 2 usage error or the node could
+not be reached (805); 3 the node did not answer within --timeout (807).
+The statements, the output formats and the error codes are in docs/CLI.md.";
+
 #[derive(Debug, Parser)]
-#[command(name = "ringstore-cli", version, about = "Run SQL-style statements on a ringstore node")]
+#[command(
+    name = "ringstore-cli",
+    version,
+    about = "Run SQL-style statements on a ringstore node, from a script or at an interactive \
+             prompt",
+    after_help = AFTER_HELP
+)]
 struct Args {
     /// The node's shared port.
     #[arg(long, value_name = "HOST:PORT")]
@@ -42,6 +60,10 @@ struct Args {
     #[arg(long, value_name = "ROWS", default_value_t = PAGE_ROWS_DEFAULT,
           value_parser = clap::value_parser!(u32).range(1..=SCAN_LIMIT_MAX as i64))]
     page_rows: u32,
+    /// Seconds to wait for the connection and for each response before giving up with 807
+    /// (exit status 3); a decimal number, 0 waits forever.
+    #[arg(long, value_name = "SECONDS", default_value_t = TIMEOUT_DEFAULT)]
+    timeout: Timeout,
 }
 
 fn main() -> ExitCode {
@@ -61,27 +83,17 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut session = match connect(&args.addr) {
-        Ok(client) => Session::new(client, format).with_page_rows(args.page_rows),
+    let timeout = args.timeout.as_option();
+    let mut session = match connect::connect(&args.addr, timeout) {
+        Ok(client) => {
+            Session::new(client, format).with_page_rows(args.page_rows).with_timeout(timeout)
+        }
         Err(e) => return report(format, &e),
     };
     match script {
         Some(text) => run_text(&mut session, &text),
         None => interactive(&mut session, &args.addr),
     }
-}
-
-/// A client of the node at `addr` (a `HOST:PORT`, resolved to its first address).
-fn connect(addr: &str) -> Result<Client, CliError> {
-    let resolved: Option<SocketAddr> = addr.to_socket_addrs().ok().and_then(|mut a| a.next());
-    let Some(socket) = resolved else {
-        let message = format!("cannot resolve {addr:?}: expected HOST:PORT");
-        return Err(CliError::new(CODE_CONNECTION, message));
-    };
-    Client::connect_with(socket, ClientOptions::default()).map_err(|e| {
-        let e = CliError::from(e);
-        CliError::new(e.code, format!("cannot connect to {addr}: {}", e.message))
-    })
 }
 
 /// Prints `e` on stderr and gives its exit status.

@@ -227,7 +227,8 @@ fn number_or_string(text: &str) -> Json {
     }
 }
 
-fn json_line(value: &Json) -> String {
+/// `value` on one line, with its newline.
+pub fn json_line(value: &Json) -> String {
     format!("{value}\n")
 }
 
