@@ -51,11 +51,13 @@
 
 mod admin;
 pub mod ast;
+pub mod complete;
 mod conditions;
 pub mod connect;
 mod cursor;
 mod dml;
 pub mod error;
+pub mod interactive;
 mod lex;
 pub mod limits;
 pub mod literal;

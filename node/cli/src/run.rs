@@ -247,6 +247,23 @@ impl Session {
         out.write_all(text.as_bytes()).map_err(output_error)
     }
 
+    /// The node's table names (`SHOW TABLES`), for completion.
+    pub fn table_names(&mut self) -> Result<Vec<String>> {
+        let outcomes = self.client.ddl("SHOW TABLES")?;
+        let mut names = Vec::new();
+        for outcome in outcomes {
+            if let Outcome::Tables(tables) = outcome {
+                names.extend(tables.iter().map(|n| n.as_str().to_owned()));
+            }
+        }
+        Ok(names)
+    }
+
+    /// The fields of `table` in schema order, from the cache or the node, for completion.
+    pub fn field_names(&mut self, table: &str) -> Result<Vec<String>> {
+        Ok(field_names(self.schema(table)?.schema()))
+    }
+
     /// The schema of `table`, from the cache or the node.
     fn schema(&mut self, table: &str) -> Result<Rc<CatalogTable>> {
         if let Some(known) = self.schemas.get(table) {

@@ -44,6 +44,10 @@ fn help_tells_the_interactive_mode_the_timeout_and_the_exit_statuses() {
         "--timeout <SECONDS>",
         "[default: 10]",
         "3 the node did not answer within --timeout (807)",
+        "Tab completes keywords",
+        "Ctrl-R recall lines from the history",
+        "--history <FILE>",
+        "--no-history",
     ] {
         assert!(help.contains(expected), "{expected:?} missing from --help:\n{help}");
     }
