@@ -14,6 +14,13 @@ use std::time::{Duration, Instant};
 
 use ringstore_tests::{bin, Node};
 
+/// The shell script the pane runs: the command (`"$@"`), then its exit status, then `cat` to
+/// keep the pane open until the server is killed.
+const EXIT_REPORTER: &str = "\"$@\"; echo \"[ringstore-cli exited with status $?]\"; exec cat";
+/// What [`EXIT_REPORTER`] prints before the status.
+const EXITED: &str = "[ringstore-cli exited with status ";
+/// The prompt as the last screen line shows it (trailing space trimmed).
+const PROMPT: &str = "ringstore>";
 /// Longest wait for one expected screen (the prompt, a result, the pane exiting).
 const SCREEN_TIMEOUT: Duration = Duration::from_secs(30);
 /// Pause between two captures of the pane while waiting for a screen.
@@ -29,16 +36,17 @@ struct Terminal {
 
 impl Terminal {
     /// Starts `command` (with `env`, and without RINGSTORE_CLI_HISTORY unless `env` sets it) in a
-    /// 160x50 pane that stays after the command exits, so that its exit status can be read.
+    /// 160x50 pane, under a shell that prints its exit status when it exits and then keeps the
+    /// pane open (the shell reaps the CLI itself: tmux 3.3a was seen leaving an exited pane
+    /// process a zombie, never marking the pane dead).
     /// Each terminal has a server and socket of its own (`number`), so a new one never meets a
     /// server that is still going away.
     fn start(dir: &Path, number: usize, env: &[(&str, &str)], command: &[&str]) -> Terminal {
         let socket = dir.join(format!("tmux-{number}.sock"));
         let terminal = Terminal { socket };
-        let mut args: Vec<String> = ["-f", "/dev/null", "start-server", ";"]
+        let mut args: Vec<String> = ["-f", "/dev/null", "new-session", "-d", "-s", "cli"]
             .into_iter()
-            .chain(["set-option", "-g", "remain-on-exit", "on", ";"])
-            .chain(["new-session", "-d", "-s", "cli", "-x", "160", "-y", "50"])
+            .chain(["-x", "160", "-y", "50", "sh", "-c", EXIT_REPORTER, "sh"])
             .chain(["env", "-u", "RINGSTORE_CLI_HISTORY"])
             .map(str::to_owned)
             .collect();
@@ -100,9 +108,12 @@ impl Terminal {
         }
     }
 
-    /// Waits until the screen holds `text` at least `times` times.
+    /// Waits until the screen holds `text` at least `times` times and the prompt is back (the
+    /// line editor reads keys again: typing before it would race with its terminal set-up).
     fn wait_count(&self, text: &str, times: usize) -> String {
-        self.wait(&format!("{times} x {text:?}"), |s| s.matches(text).count() >= times)
+        self.wait(&format!("{times} x {text:?}, then the prompt"), |s| {
+            s.matches(text).count() >= times && last_line(s) == PROMPT
+        })
     }
 
     /// Waits until the screen's last non-empty line is `line`; gives the screen.
@@ -115,19 +126,12 @@ impl Terminal {
         self.screen().matches(text).count()
     }
 
-    /// Waits for the CLI to exit and gives its exit status.
+    /// Waits for the CLI to exit and gives its exit status (as [`EXIT_REPORTER`] prints it).
     fn exit_status(&self) -> i32 {
-        let format = "#{pane_dead} #{pane_dead_status}";
-        let deadline = Instant::now() + SCREEN_TIMEOUT;
-        loop {
-            let out = self.tmux(&["display-message", "-p", "-t", "cli", format]);
-            let text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-            if let Some(status) = text.strip_prefix("1 ") {
-                return status.parse().expect("an exit status");
-            }
-            assert!(Instant::now() < deadline, "the CLI did not exit:\n{}", self.screen());
-            std::thread::sleep(POLL_INTERVAL);
-        }
+        let screen = self.wait("the CLI's exit", |s| s.contains(EXITED));
+        let at = screen.rfind(EXITED).expect("found") + EXITED.len();
+        let status = screen[at..].split(']').next().expect("the status");
+        status.parse().unwrap_or_else(|_| panic!("not a status: {status:?}"))
     }
 }
 
@@ -174,7 +178,7 @@ fn the_prompt_edits_completes_and_remembers() {
     let home_env = ("HOME", home.to_str().expect("UTF-8 path"));
 
     let term = Terminal::start(dir.path(), 1, &[home_env], &command);
-    let screen = term.wait_last_line("ringstore>");
+    let screen = term.wait_last_line(PROMPT);
     let history = home.join(".ringstore_cli_history");
     assert!(screen.contains(&format!("history in {}", history.display())), "{screen}");
 
@@ -242,7 +246,7 @@ fn the_prompt_edits_completes_and_remembers() {
 
     // The next session starts with that history; no error, so status 0.
     let term = Terminal::start(dir.path(), 2, &[home_env], &command);
-    term.wait_last_line("ringstore>");
+    term.wait_last_line(PROMPT);
     term.keys(&["Up"]);
     term.wait_last_line("ringstore> exit");
     term.keys(&["C-u"]);
@@ -255,7 +259,7 @@ fn the_prompt_edits_completes_and_remembers() {
     std::fs::create_dir(&other_home).expect("a home directory");
     let env = [("HOME", other_home.to_str().expect("UTF-8")), ("RINGSTORE_CLI_HISTORY", "")];
     let term = Terminal::start(dir.path(), 3, &env, &command);
-    let screen = term.wait_last_line("ringstore>");
+    let screen = term.wait_last_line(PROMPT);
     assert!(screen.contains("no history file"), "{screen}");
     term.line("STATS;");
     term.wait_count("shards ", 1);
