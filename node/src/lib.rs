@@ -29,6 +29,7 @@ pub mod inflight;
 pub mod inline;
 pub mod listener;
 pub mod lock;
+pub mod logging;
 pub mod merged_scan;
 pub mod mesh;
 pub mod mesh_setup;

@@ -15,10 +15,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // `NodeConfig::validate` refused a filter that does not parse.
-    let filter = tracing_subscriber::EnvFilter::try_new(&config.log)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    // `NodeConfig::validate` refused a filter that does not parse. Colour only on a terminal.
+    ringstore_node::logging::init(&config.log);
     // Any panic, in any shard, ends the process (node/src/panic_policy.rs).
     ringstore_node::panic_policy::install();
     let result = ringstore_node::daemon::run(config, |ready| {

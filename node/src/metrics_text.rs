@@ -3,7 +3,8 @@
 //!
 //! Each shard reports its statistics as `(name, u64)` pairs (the Stats response). Every distinct
 //! name becomes one metric family `ringstore_<name>` with a `# HELP` and a `# TYPE` line, then
-//! one sample per shard labelled `shard="N"`. Whether a name is a counter (only ever grows while
+//! one sample per shard labelled `shard="N"`. The text is written by the `prometheus` crate
+//! (a registry built per scrape, its `TextEncoder`): families sorted by name, samples by label. Whether a name is a counter (only ever grows while
 //! the process runs) or a gauge comes from the table in [`describe`], never from the name's
 //! spelling; a name the table does not know is a gauge with a generic help text, so a new
 //! statistic shows up at once and gets its description later.
@@ -13,12 +14,15 @@
 //! the connection. Scrapers send nothing else.
 
 use std::collections::{HashMap, HashSet};
-use std::fmt::Write as _;
+
+use prometheus::core::Collector;
+use prometheus::{IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder};
 
 /// Prefix of every metric name.
 pub const METRIC_PREFIX: &str = "ringstore_";
 /// The exposition format's content type.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4";
+const _: () = assert!(CONTENT_TYPE.len() == prometheus::TEXT_FORMAT.len());
 /// Most bytes of a request head the server reads before giving up on the request.
 pub const REQUEST_HEAD_BYTES_MAX: usize = 8192;
 
@@ -36,15 +40,6 @@ pub enum Kind {
     Counter,
     /// Goes up and down: a size, a count of things, a percentile.
     Gauge,
-}
-
-impl Kind {
-    fn as_str(self) -> &'static str {
-        match self {
-            Kind::Counter => "counter",
-            Kind::Gauge => "gauge",
-        }
-    }
 }
 
 use Kind::{Counter, Gauge};
@@ -150,15 +145,48 @@ pub fn describe(name: &str) -> (&'static str, Kind) {
     (UNKNOWN_HELP, Gauge)
 }
 
-/// The exposition text of all shards: one family per distinct name, in the order the names first
-/// appear, each with one sample per shard that reported it. A name a shard reports twice counts
-/// once (the first value), because Prometheus refuses a scrape with a repeated series.
+/// The exposition text of all shards: one family per distinct name, sorted by name, each with
+/// one sample per shard that reported it. A name a shard reports twice counts once (the first
+/// value), because Prometheus refuses a scrape with a repeated series. Values are written as the
+/// f64 Prometheus keeps (exact up to 2^53); a gauge over `i64::MAX` is capped there (the crate's
+/// integer gauge).
 pub fn render(shards: &[ShardMetrics]) -> String {
-    let mut out = String::new();
+    let registry = Registry::new();
     for family in families(shards) {
-        write_family(&mut out, &family);
+        if let Err(e) = register(&registry, &family) {
+            // Names are sanitised and unique and every help text is set, so this is a bug.
+            tracing::warn!(metric = %family.metric, "metric family left out of /metrics: {e}");
+        }
+    }
+    let mut out = String::new();
+    if let Err(e) = TextEncoder::new().encode_utf8(&registry.gather(), &mut out) {
+        tracing::warn!("cannot encode /metrics: {e}");
     }
     out
+}
+
+/// Registers one family's collector, with its samples set, in `registry`.
+fn register(registry: &Registry, family: &Family<'_>) -> prometheus::Result<()> {
+    let (help, kind) = describe(family.name);
+    let opts = Opts::new(family.metric.clone(), help);
+    let collector: Box<dyn Collector> = match kind {
+        Kind::Counter => {
+            let vec = IntCounterVec::new(opts, &["shard"])?;
+            for (shard, value) in &family.samples {
+                vec.with_label_values(&[shard.to_string()]).inc_by(*value);
+            }
+            Box::new(vec)
+        }
+        Kind::Gauge => {
+            let vec = IntGaugeVec::new(opts, &["shard"])?;
+            for (shard, value) in &family.samples {
+                let value = i64::try_from(*value).unwrap_or(i64::MAX);
+                vec.with_label_values(&[shard.to_string()]).set(value);
+            }
+            Box::new(vec)
+        }
+    };
+    registry.register(collector)
 }
 
 /// The samples of one metric family.
@@ -187,17 +215,6 @@ fn families(shards: &[ShardMetrics]) -> Vec<Family<'_>> {
         }
     }
     families
-}
-
-fn write_family(out: &mut String, family: &Family<'_>) {
-    let (help, kind) = describe(family.name);
-    let metric = &family.metric;
-    // Writing to a String cannot fail; the fmt::Result is always Ok.
-    let _ = writeln!(out, "# HELP {metric} {help}");
-    let _ = writeln!(out, "# TYPE {metric} {}", kind.as_str());
-    for (shard, value) in &family.samples {
-        let _ = writeln!(out, "{metric}{{shard=\"{shard}\"}} {value}");
-    }
 }
 
 /// `ringstore_<name>`, with every character outside `[a-zA-Z0-9_]` replaced by `_` (the prefix
@@ -264,11 +281,8 @@ mod tests {
             shard(0, &[("ops_get", 5), ("index_bytes", 1024)]),
             shard(1, &[("ops_get", 7), ("index_bytes", 2048), ("new_thing", 3)]),
         ];
+        // Families sorted by name (the prometheus crate's registry sorts them).
         let expected = "\
-# HELP ringstore_ops_get Get requests the shard executed.
-# TYPE ringstore_ops_get counter
-ringstore_ops_get{shard=\"0\"} 5
-ringstore_ops_get{shard=\"1\"} 7
 # HELP ringstore_index_bytes Bytes of the shard's in-memory index, exactly accounted.
 # TYPE ringstore_index_bytes gauge
 ringstore_index_bytes{shard=\"0\"} 1024
@@ -276,8 +290,27 @@ ringstore_index_bytes{shard=\"1\"} 2048
 # HELP ringstore_new_thing ringstore shard statistic (not yet described).
 # TYPE ringstore_new_thing gauge
 ringstore_new_thing{shard=\"1\"} 3
+# HELP ringstore_ops_get Get requests the shard executed.
+# TYPE ringstore_ops_get counter
+ringstore_ops_get{shard=\"0\"} 5
+ringstore_ops_get{shard=\"1\"} 7
 ";
         assert_eq!(render(&shards), expected);
+    }
+
+    #[test]
+    fn large_values_and_many_shards() {
+        let shards: Vec<ShardMetrics> = (0..12)
+            .map(|s| shard(s, &[("ops_put", u64::from(s) + (1 << 40)), ("cache_bytes", u64::MAX)]))
+            .collect();
+        let text = render(&shards);
+        // Values up to 2^53 keep every digit; the text carries f64 as Prometheus keeps samples,
+        // and a gauge past i64::MAX is capped there (2^63 as an f64).
+        assert!(text.contains("ringstore_ops_put{shard=\"11\"} 1099511627787\n"), "{text}");
+        let capped = text.lines().find(|l| l.starts_with("ringstore_cache_bytes{shard=\"0\"}"));
+        assert_eq!(capped, Some("ringstore_cache_bytes{shard=\"0\"} 9223372036854776000"));
+        assert_eq!(text.lines().filter(|l| l.starts_with("ringstore_ops_put{")).count(), 12);
+        assert_eq!(text.matches("# TYPE ringstore_ops_put counter\n").count(), 1);
     }
 
     #[test]

@@ -156,7 +156,11 @@ fn seed_script_and_single_row_statements() {
         serde_json::json!({"field": "productName", "type": "STRING", "primary_key": 1,
                            "shard_key": true, "order": "ASC"})
     );
-    assert_eq!(lines[1]["table myProducts"]["primary_key"], Json::from("(productName)"));
+    let options = &lines[1]["table myProducts"];
+    assert_eq!(options["primary_key"], serde_json::json!(["productName"]));
+    assert_eq!(options["shard_key"], serde_json::json!(["productName"]));
+    assert_eq!(options["ttl_seconds"], Json::Null);
+    assert!(options["id"].is_u64() && options["max_versions"].is_u64(), "{out}");
 
     let out = cli(addr, &["-e", "DELETE FROM myProducts WHERE productName = 'hat'"]).ok();
     assert_eq!(out, "1 row deleted\n");
@@ -256,6 +260,64 @@ fn partial_keys_ranges_and_scans() {
     let stderr = cli(addr, &["-e", "SELECT * FROM orders"]).failed(1, 217);
     assert!(stderr.contains("add ALLOW FULL SCAN"), "{stderr}");
     cli(addr, &["-e", "SELECT * FROM orders ORDER BY userid DESC ALLOW FULL SCAN"]).failed(1, 802);
+    // A range on the first key field bounds the scan: no ALLOW FULL SCAN needed, and the node
+    // merges the shards' pages, so rows come in key order (here reversed) across pages of 2.
+    let out =
+        select("2", "SELECT userid, orderid FROM orders WHERE userid >= 'a' ORDER BY userid DESC");
+    let merged: Vec<(String, i64)> = json_lines(&out)[0]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (r["userid"].as_str().expect("userid").to_owned(), r["orderid"].as_i64().expect("id"))
+        })
+        .collect();
+    let descending: Vec<(String, i64)> =
+        [("xyz", 2), ("xyz", 1), ("abc", 104), ("abc", 103), ("abc", 102), ("abc", 101)]
+            .map(|(u, o)| (u.to_owned(), o))
+            .to_vec();
+    assert_eq!(merged, descending);
+
+    // The WHERE clause's mistakes, each told as what it is.
+    let stderr = cli(addr, &["-e", "SELECT * FROM orders WHERE orderid > 3"]).failed(1, 802);
+    assert_eq!(
+        stderr,
+        "ERROR 802: a range on orderid needs an equality on each key field before it (userid), \
+         but the WHERE clause gives no key field equalities; so only the first key field, \
+         userid, can have a range (primary key (userid, orderid))\n"
+    );
+    let non_key = "SELECT * FROM orders WHERE userid = 'abc' AND orderid > 3 AND amount > 3";
+    let stderr = cli(addr, &["-e", non_key]).failed(1, 802);
+    assert_eq!(
+        stderr,
+        "ERROR 802: amount is not a primary key field of orders; WHERE can only name key fields \
+         (userid, orderid)\n"
+    );
+    let stderr = cli(addr, &["-e", "DELETE FROM events WHERE host = 'h' AND ts > 1 AND msg < 'z'"])
+        .failed(1, 802);
+    assert!(stderr.starts_with("ERROR 802: msg is not a primary key field of events"), "{stderr}");
+    let two = "SELECT * FROM events WHERE host > 'a' AND ts > 1";
+    let stderr = cli(addr, &["-e", two]).failed(1, 802);
+    assert_eq!(stderr, "ERROR 802: only one field may have a range: host has one, so ts can not\n");
+    assert!(node.terminate().success());
+}
+
+/// docs/CLI.md's example of DESCRIBE in JSON is what the CLI prints for its table.
+#[test]
+fn describe_json_is_as_documented() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let node = Node::start(&dir.path().join("data"), &[]);
+    let addr = node.addr();
+    let create = "CREATE TABLE t (g STRING, id LONG, v STRING, PRIMARY KEY (SHARD(g), id DESC))";
+    assert_eq!(cli(addr, &["-e", create]).ok(), "table created (id 1)\n");
+    let out = cli(addr, &["--format", "json", "-e", "DESCRIBE t"]).ok();
+    let doc = include_str!("../../docs/CLI.md");
+    let options = doc.lines().position(|l| l.starts_with("{\"table t\":")).expect("the example");
+    let lines: Vec<&str> = doc.lines().collect();
+    assert_eq!(out, format!("{}\n{}\n", lines[options - 1], lines[options]));
+    let described = json_lines(&out);
+    assert_eq!(described[1]["table t"]["primary_key"], serde_json::json!(["g", "id"]));
+    assert_eq!(described[1]["table t"]["ttl_seconds"], Json::Null);
     assert!(node.terminate().success());
 }
 
@@ -327,10 +389,22 @@ fn errors_print_codes_and_set_exit_status() {
     assert!(run.stdout.is_empty(), "{run:#?}");
     run.failed(1, 201);
 
+    let log = node.log.clone();
     let stopped = node.terminate();
     assert!(stopped.success());
+    // The node's stderr is a file here: its log holds no ANSI colour codes.
+    let log = std::fs::read_to_string(&log).expect("the node's log");
+    assert!(log.contains("INFO"), "{log}");
+    assert!(!log.contains('\x1b'), "colour codes in a log that is not a terminal: {log:?}");
     cli(addr, &["-e", "STATS"]).failed(2, 805);
-    cli_at("no-such-host.invalid:1", &["-e", "STATS"], "").failed(2, 805);
+    let stderr = cli_at("nosuchhost.invalid:27379", &["-e", "STATS"], "").failed(2, 805);
+    assert!(
+        stderr.starts_with("ERROR 805: cannot look up the host \"nosuchhost.invalid\": "),
+        "a failed lookup is not a malformed address: {stderr}"
+    );
+    assert!(!stderr.contains("HOST:PORT"), "{stderr}");
+    let stderr = cli_at("nosuchhost.invalid", &["-e", "STATS"], "").failed(2, 805);
+    assert!(stderr.contains("it has no ':PORT'; expected HOST:PORT"), "{stderr}");
     let run = cli_at("127.0.0.1:1", &["--format", "yaml"], "");
     assert_eq!(run.status, Some(2), "{run:#?}");
     let run = cli_at("127.0.0.1:1", &["-e", "STATS", "-f", "x.sql"], "");

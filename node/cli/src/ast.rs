@@ -25,6 +25,8 @@ pub enum Statement {
         table: String,
         key: Vec<(String, Literal)>,
         range: Option<RangeSpec>,
+        /// See [`Select::more_range_fields`].
+        more_range_fields: Vec<String>,
     },
     /// `DESCRIBE t`, `DESC t`, `DESCRIBE TABLE t`.
     Describe {
@@ -45,6 +47,11 @@ pub struct Select {
     /// Equalities, in the order written.
     pub key: Vec<(String, Literal)>,
     pub range: Option<RangeSpec>,
+    /// Fields other than the range field that have a bound, in the order written. Only one
+    /// field may have a range, but the parser has no schema: the runner refuses such a statement
+    /// with "not a key field" if one of them is not a key field, and else with "only one field may
+    /// have a range", so that the user learns the more basic mistake first.
+    pub more_range_fields: Vec<String>,
     /// The field ORDER BY names. With a range it is the range field (checked here); without one
     /// the caller checks it against the schema (the key field after the equalities).
     pub order_by: Option<String>,

@@ -2,8 +2,10 @@
 //!
 //! Each comparison is normalised to "field op literal" (`5 < f` is `f > 5`), so the Lindorm form
 //! `123 < orderid < 456` is two bounds of one field. Bounds of the range field combine into one
-//! [`RangeSpec`]; a field with two lower (or two upper) bounds, a second range field, or a field
-//! with both an equality and a range is an error at that field's condition. Equalities keep the
+//! [`RangeSpec`]; a field with two lower (or two upper) bounds, or a field with both an equality
+//! and a range, is an error at that field's condition. Bounds on a second (third ...) field are
+//! only noted in [`Conditions::more_range_fields`]: whether that is "only one field may have a
+//! range" or "that field is not a key field" takes the schema, which the runner has. Equalities keep the
 //! order they are written in: the parser has no schema, so matching them to the primary key is the
 //! caller's work.
 
@@ -20,6 +22,8 @@ use super::literal::Literal;
 pub(crate) struct Conditions {
     pub key: Vec<(String, Literal)>,
     pub range: Option<RangeSpec>,
+    /// Fields other than `range`'s with a bound, each once, in the order written.
+    pub more_range_fields: Vec<String>,
 }
 
 /// A comparison operator, as written or turned around.
@@ -123,7 +127,8 @@ impl Conditions {
         if self.key.iter().any(|(f, _)| *f == field) {
             return Err(c.invalid(at, Problem::FieldTwice { field }));
         }
-        if self.range.as_ref().is_some_and(|r| r.field == field) {
+        let ranged = self.range.iter().map(|r| &r.field).chain(&self.more_range_fields);
+        if ranged.into_iter().any(|f| *f == field) {
             return Err(c.invalid(at, Problem::EqualityAndRange { field }));
         }
         self.key.push((field, value));
@@ -142,15 +147,17 @@ impl Conditions {
         if self.key.iter().any(|(f, _)| f == field) {
             return Err(c.invalid(at, Problem::EqualityAndRange { field: field.to_owned() }));
         }
+        if self.range.as_ref().is_some_and(|r| r.field != field) {
+            if !self.more_range_fields.iter().any(|f| f == field) {
+                self.more_range_fields.push(field.to_owned());
+            }
+            return Ok(());
+        }
         let range = self.range.get_or_insert_with(|| RangeSpec {
             field: field.to_owned(),
             start: Bound::Unbounded,
             end: Bound::Unbounded,
         });
-        if range.field != field {
-            let (range, field) = (range.field.clone(), field.to_owned());
-            return Err(c.invalid(at, Problem::SecondRangeField { range, field }));
-        }
         let (slot, side, bound) = match op {
             Op::Gt => (&mut range.start, "lower", Bound::Excluded(value)),
             Op::Ge => (&mut range.start, "lower", Bound::Included(value)),

@@ -15,13 +15,14 @@ pub(crate) fn select(c: &mut Cursor<'_>) -> Result<Select> {
         if c.eat_punct(Punct::Star) { None } else { Some(names(c, "* or a column name")?) };
     c.expect_keyword("FROM")?;
     let (table, _) = c.name("a table name")?;
-    let Conditions { key, range } =
+    let Conditions { key, range, more_range_fields } =
         if c.eat_keyword("WHERE") { conditions::parse(c)? } else { Conditions::default() };
     let mut select = Select {
         table,
         columns,
         key,
         range,
+        more_range_fields,
         order_by: None,
         descending: false,
         limit: None,
@@ -124,9 +125,9 @@ pub(crate) fn delete(c: &mut Cursor<'_>) -> Result<Statement> {
     c.expect_keyword("FROM")?;
     let (table, _) = c.name("a table name")?;
     c.expect_keyword("WHERE")?;
-    let Conditions { key, range } = conditions::parse(c)?;
+    let Conditions { key, range, more_range_fields } = conditions::parse(c)?;
     c.finish("AND")?;
-    Ok(Statement::Delete { table, key, range })
+    Ok(Statement::Delete { table, key, range, more_range_fields })
 }
 
 /// `DESCRIBE [TABLE] t` (or `DESC`); `DESCRIBE TABLE` alone describes a table named `TABLE`.

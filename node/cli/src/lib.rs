@@ -1,7 +1,9 @@
 //! `ringstore-cli`, the SQL-style client of the node: scripts split into statements and parsed
 //! ([`parse_script`]), literals typed by their field ([`to_value`]), results printed as a table or
 //! JSON ([`output`]), and [`run::Session`], which sends the statements through the protocol
-//! client. Only `run.rs` touches the network; the rest is pure and unit-tested on its own.
+//! client. Only `run.rs`, `connect.rs` (resolving `--addr`, connecting) and `interactive.rs`
+//! (the prompt, whose Tab completion asks the node for names through its session) touch the
+//! network or the terminal; the rest, `complete.rs` included, is pure and unit-tested on its own.
 //!
 //! # Scripts
 //!
@@ -51,10 +53,13 @@
 
 mod admin;
 pub mod ast;
+pub mod complete;
 mod conditions;
+pub mod connect;
 mod cursor;
 mod dml;
 pub mod error;
+pub mod interactive;
 mod lex;
 pub mod limits;
 pub mod literal;
@@ -81,6 +86,7 @@ mod codes_tests {
             crate::literal::CODE_LITERAL,
             crate::run::CODE_CONNECTION,
             crate::run::CODE_OUTPUT,
+            crate::run::CODE_TIMEOUT,
         ];
         let doc = include_str!("../../../docs/ERRORS.md");
         for code in codes {

@@ -3,22 +3,43 @@
 //! prompt). See docs/CLI.md; the work is in `ringstore_cli::run`.
 //!
 //! Exit status: 0 when every statement succeeded, 1 when one failed, 2 for a usage error or when
-//! the node could not be reached.
+//! the node could not be reached, 3 when the node did not answer within `--timeout`.
 
-use std::io::{self, BufRead, IsTerminal, Read, Write};
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::io::{self, IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
+use ringstore_cli::connect::{self, Timeout, TIMEOUT_DEFAULT};
+use ringstore_cli::interactive;
 use ringstore_cli::limits::SCRIPT_BYTES_MAX;
-use ringstore_cli::run::{self, InputState, CODE_CONNECTION, PAGE_ROWS_DEFAULT};
+use ringstore_cli::run::PAGE_ROWS_DEFAULT;
 use ringstore_cli::{CliError, Format, Session};
 use ringstore_model::constants::SCAN_LIMIT_MAX;
-use ringstore_net::{Client, ClientOptions};
+
+/// What `--help` says after the flags.
+const AFTER_HELP: &str = "\
+Modes:
+  -e STATEMENTS, -f FILE   run a script and exit; the first error stops it
+  stdin not a terminal     read stdin whole as a script (ringstore-cli --addr A < setup.sql)
+  stdin a terminal         interactive mode: a `ringstore>` prompt that runs each statement once
+                           it is complete (at its `;`), prints errors and goes on; `exit`, `quit`
+                           or Ctrl-D leaves. Line editing with arrow keys, Tab completes keywords,
+                           tables and fields, Up/Down and Ctrl-R recall lines from the history
+                           file (--history, --no-history)
+
+Exit status: 0 every statement succeeded; 1 a statement failed; 2 usage error or the node could
+not be reached (805); 3 the node did not answer within --timeout (807).
+The statements, the output formats and the error codes are in docs/CLI.md.";
 
 #[derive(Debug, Parser)]
-#[command(name = "ringstore-cli", version, about = "Run SQL-style statements on a ringstore node")]
+#[command(
+    name = "ringstore-cli",
+    version,
+    about = "Run SQL-style statements on a ringstore node, from a script or at an interactive \
+             prompt",
+    after_help = AFTER_HELP
+)]
 struct Args {
     /// The node's shared port.
     #[arg(long, value_name = "HOST:PORT")]
@@ -42,6 +63,17 @@ struct Args {
     #[arg(long, value_name = "ROWS", default_value_t = PAGE_ROWS_DEFAULT,
           value_parser = clap::value_parser!(u32).range(1..=SCAN_LIMIT_MAX as i64))]
     page_rows: u32,
+    /// Seconds to wait for the connection and for each response before giving up with 807
+    /// (exit status 3); a decimal number, 0 waits forever.
+    #[arg(long, value_name = "SECONDS", default_value_t = TIMEOUT_DEFAULT)]
+    timeout: Timeout,
+    /// Interactive mode: keep the history in FILE (default: $RINGSTORE_CLI_HISTORY, else
+    /// ~/.ringstore_cli_history; RINGSTORE_CLI_HISTORY set but empty keeps none).
+    #[arg(long, value_name = "FILE", conflicts_with = "no_history")]
+    history: Option<PathBuf>,
+    /// Interactive mode: keep no history file.
+    #[arg(long)]
+    no_history: bool,
 }
 
 fn main() -> ExitCode {
@@ -61,27 +93,20 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut session = match connect(&args.addr) {
-        Ok(client) => Session::new(client, format).with_page_rows(args.page_rows),
+    let timeout = args.timeout.as_option();
+    let mut session = match connect::connect(&args.addr, timeout) {
+        Ok(client) => {
+            Session::new(client, format).with_page_rows(args.page_rows).with_timeout(timeout)
+        }
         Err(e) => return report(format, &e),
     };
     match script {
         Some(text) => run_text(&mut session, &text),
-        None => interactive(&mut session, &args.addr),
+        None => {
+            let history = interactive::history_from_env(args.history.as_deref(), args.no_history);
+            ExitCode::from(interactive::run(session, &args.addr, history))
+        }
     }
-}
-
-/// A client of the node at `addr` (a `HOST:PORT`, resolved to its first address).
-fn connect(addr: &str) -> Result<Client, CliError> {
-    let resolved: Option<SocketAddr> = addr.to_socket_addrs().ok().and_then(|mut a| a.next());
-    let Some(socket) = resolved else {
-        let message = format!("cannot resolve {addr:?}: expected HOST:PORT");
-        return Err(CliError::new(CODE_CONNECTION, message));
-    };
-    Client::connect_with(socket, ClientOptions::default()).map_err(|e| {
-        let e = CliError::from(e);
-        CliError::new(e.code, format!("cannot connect to {addr}: {}", e.message))
-    })
 }
 
 /// Prints `e` on stderr and gives its exit status.
@@ -117,68 +142,4 @@ fn read_all(input: impl Read) -> Result<String, String> {
         .read_to_string(&mut text)
         .map_err(|e| format!("cannot read the script: {e}"))?;
     Ok(text)
-}
-
-/// The prompt loop: statements run as soon as they are complete, errors are printed and the
-/// loop goes on; `exit` or `quit` (or the end of input) leaves. The status is the worst one seen.
-fn interactive(session: &mut Session, addr: &str) -> ExitCode {
-    let shards = session.client().topology().shards();
-    eprintln!(
-        "ringstore-cli: connected to {addr} ({shards} shards). End statements with ';'; \
-         'exit' or 'quit' leaves."
-    );
-    let mut status = 0u8;
-    let mut buffer = String::new();
-    let mut stdin = io::stdin().lock();
-    loop {
-        prompt(buffer.trim().is_empty());
-        let mut line = String::new();
-        match stdin.read_line(&mut line) {
-            Ok(0) => break,
-            Ok(_) if buffer.trim().is_empty() && run::is_exit(&line) => break,
-            Ok(_) => status = status.max(feed(session, &mut buffer, &line)),
-            Err(e) => {
-                eprintln!("ringstore-cli: cannot read the input: {e}");
-                return ExitCode::from(2);
-            }
-        }
-    }
-    if run::input_state(&buffer) != InputState::Empty {
-        status = status.max(run_one(session, &buffer));
-    }
-    ExitCode::from(status)
-}
-
-/// Adds one line to the open input and runs the input once it is complete; gives the exit
-/// status of what ran (0 if nothing did).
-fn feed(session: &mut Session, buffer: &mut String, line: &str) -> u8 {
-    buffer.push_str(line);
-    if !buffer.ends_with('\n') {
-        buffer.push('\n');
-    }
-    match run::input_state(buffer) {
-        InputState::Empty => {
-            buffer.clear();
-            0
-        }
-        InputState::Incomplete => 0,
-        InputState::Complete => run_one(session, &std::mem::take(buffer)),
-    }
-}
-
-/// Runs one interactive input; prints its error, if any, and gives its exit status.
-fn run_one(session: &mut Session, text: &str) -> u8 {
-    match session.run_script(text, &mut io::stdout().lock()) {
-        Ok(()) => 0,
-        Err(e) => {
-            eprint!("{}", e.line(session.format()));
-            e.exit_status()
-        }
-    }
-}
-
-fn prompt(first_line: bool) {
-    let mut out = io::stdout().lock();
-    let _ = out.write_all(if first_line { b"ringstore> " } else { b"        -> " });
-    let _ = out.flush();
 }

@@ -13,13 +13,18 @@
 //! | BOOLEAN | `true`, `false` | `true`, `false` |
 //!
 //! In a table, a column whose values are all numbers is right-aligned; widths count display
-//! columns, so CJK text lines up too.
+//! columns, so CJK text lines up too. The `tabled` crate lays tables out (not `comfy-table`, whose
+//! u16 widths cut a cell over 65,535 columns into several lines; see docs/CLI.md).
 
 use std::fmt::Write as _;
 use std::str::FromStr;
 
 use ringstore_model::table::Value;
 use serde_json::{json, Map, Number, Value as Json};
+use tabled::builder::Builder;
+use tabled::settings::object::{Columns, Rows};
+use tabled::settings::style::HorizontalLine;
+use tabled::settings::{Alignment, Style};
 use unicode_width::UnicodeWidthStr;
 
 /// How results are printed.
@@ -76,30 +81,28 @@ impl Format {
     }
 }
 
-/// An aligned table with a header and a `(N rows)` footer. Cell `i` of a row is column `i`; a
-/// row shorter than the header shows `NULL` for the rest.
+/// An aligned table with a header and a `(N rows)` footer, laid out by `tabled`: MySQL's frame
+/// (`+---+` lines above and below the header and below the rows, none between rows). Cell `i` of
+/// a row is column `i`; a row shorter than the header shows `NULL` for the rest. Headers are
+/// left-aligned, numeric columns' values right-aligned.
 pub fn rows_table(columns: &[String], rows: &[Vec<Option<Value>>]) -> String {
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|row| {
-            (0..columns.len()).map(|i| cell_text(row.get(i).and_then(Option::as_ref))).collect()
-        })
-        .collect();
-    let widths: Vec<usize> = (0..columns.len())
-        .map(|i| cells.iter().map(|r| r[i].width()).chain([columns[i].width()]).max().unwrap_or(0))
-        .collect();
-    let right: Vec<bool> = (0..columns.len()).map(|i| numeric_column(rows, i)).collect();
-    let border = border(&widths);
-    let mut out = String::new();
-    out.push_str(&border);
-    out.push_str(&line(columns, &widths, &vec![false; columns.len()]));
-    out.push_str(&border);
-    for row in &cells {
-        out.push_str(&line(row, &widths, &right));
+    let mut builder = Builder::with_capacity(rows.len() + 1, columns.len());
+    builder.push_record(columns.iter().map(|c| escaped(c)));
+    for row in rows {
+        builder.push_record(
+            (0..columns.len()).map(|i| cell_text(row.get(i).and_then(Option::as_ref))),
+        );
     }
-    if !cells.is_empty() {
-        out.push_str(&border);
+    let mut table = builder.build();
+    let frame = HorizontalLine::full('-', '+', '+', '+');
+    table.with(Style::ascii().remove_horizontal().horizontals([(1, frame)]));
+    table.with(Alignment::left());
+    for i in (0..columns.len()).filter(|&i| numeric_column(rows, i)) {
+        table.modify(Columns::one(i), Alignment::right());
     }
+    table.modify(Rows::first(), Alignment::left());
+    let mut out = table.to_string();
+    out.push('\n');
     out.push_str(&count_footer(rows.len()));
     out
 }
@@ -227,7 +230,8 @@ fn number_or_string(text: &str) -> Json {
     }
 }
 
-fn json_line(value: &Json) -> String {
+/// `value` on one line, with its newline.
+pub fn json_line(value: &Json) -> String {
     format!("{value}\n")
 }
 
@@ -259,27 +263,6 @@ fn numeric_column(rows: &[Vec<Option<Value>>], i: usize) -> bool {
                     | Value::Timestamp(_)
             )
         })
-}
-
-fn border(widths: &[usize]) -> String {
-    let mut out = String::from("+");
-    for w in widths {
-        out.push_str(&"-".repeat(w + 2));
-        out.push('+');
-    }
-    out.push('\n');
-    out
-}
-
-fn line(cells: &[String], widths: &[usize], right: &[bool]) -> String {
-    let mut out = String::from("|");
-    for ((cell, width), right) in cells.iter().zip(widths).zip(right) {
-        out.push(' ');
-        out.push_str(&pad(cell, *width, *right));
-        out.push_str(" |");
-    }
-    out.push('\n');
-    out
 }
 
 /// `text` padded with spaces to `width` display columns, on the left if `right`.
@@ -352,6 +335,20 @@ mod tests {
 (1 row)
 "
         );
+    }
+
+    #[test]
+    fn cells_wider_than_u16_stay_whole_and_aligned() {
+        // A STRING of up to a row's 1 MiB is one cell: a table library that counts widths in u16
+        // (comfy-table) cuts it into several lines. It must stay whole, its column as wide.
+        let wide = "w".repeat(70_000);
+        let rows = vec![vec![Some(Value::from(wide.as_str()))], vec![Some(Value::from("x"))]];
+        let text = rows_table(&columns(&["s"]), &rows);
+        let lines: Vec<&str> = text.lines().collect();
+        let lengths: Vec<usize> = lines.iter().map(|l| l.len()).collect();
+        assert_eq!(lengths, [70_004, 70_004, 70_004, 70_004, 70_004, 70_004, 8]);
+        assert!(lines[3] == format!("| {wide} |"), "the wide cell is whole");
+        assert!(lines[4] == format!("| x{} |", " ".repeat(69_999)), "the narrow one padded");
     }
 
     #[test]

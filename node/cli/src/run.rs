@@ -21,21 +21,23 @@
 //! Every failure is a [`CliError`]: the server's code and message, or a local 8xx code.
 
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{ErrorKind, Write};
 use std::ops::Bound;
 use std::rc::Rc;
+use std::time::Duration;
 
 use ringstore_model::constants::{BATCH_OPS_MAX, SCAN_LIMIT_MAX};
 use ringstore_model::table::{
     CatalogTable, Outcome, RangeBound, TableRow, TableSchema, Value, VersionSelect, WriteOutcome,
 };
-use ringstore_net::{Client, ClientError, RangeQuery, ShardStats, Topology};
+use ringstore_net::{Client, ClientError, ClientOptions, RangeQuery, ShardStats, Topology};
 
-use super::error::{CODE_INVALID, CODE_LIMIT};
+use super::error::{Problem, CODE_INVALID, CODE_LIMIT};
 use super::lex::{self, Kind, Punct};
 use super::limits::SCRIPT_BYTES_MAX;
 use super::{admin, parse_script, to_optional_value, to_value};
-use super::{Format, Literal, LiteralError, RangeSpec, Select, Statement, StatementError};
+use super::{output, Format, Literal, LiteralError, RangeSpec, Select, Statement, StatementError};
+use serde_json::{json, Value as Json};
 
 /// Rows asked for in one multiGet or scan page unless the session is told otherwise.
 pub const PAGE_ROWS_DEFAULT: u32 = 1000;
@@ -53,6 +55,16 @@ const _: () = assert!(BATCH_OPS_MAX <= SCAN_LIMIT_MAX);
 pub const CODE_CONNECTION: u16 = 805;
 /// Code of a failure to write the results (stdout closed, say).
 pub const CODE_OUTPUT: u16 = 806;
+/// Code of a connect or a response that did not come within the timeout (`--timeout`): the node
+/// was reached or may be slow, and a statement that was sent may still take effect.
+pub const CODE_TIMEOUT: u16 = 807;
+
+/// Exit status of a statement that failed (a server error or a local error but 805 and 807).
+pub const EXIT_FAILED: u8 = 1;
+/// Exit status of a usage error or of a node that could not be reached (805).
+pub const EXIT_USAGE_OR_CONNECTION: u8 = 2;
+/// Exit status of a timeout (807): whether the statement took effect is unknown.
+pub const EXIT_TIMEOUT: u8 = 3;
 
 /// A statement that failed: the server's error code and message, or a local 8xx code.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -82,13 +94,40 @@ impl CliError {
         self.code == CODE_CONNECTION
     }
 
-    /// The process exit status this error calls for: 2 for a connection error, else 1.
+    /// The process exit status this error calls for: [`EXIT_USAGE_OR_CONNECTION`] for a
+    /// connection error, [`EXIT_TIMEOUT`] for a timeout, else [`EXIT_FAILED`].
     pub fn exit_status(&self) -> u8 {
-        if self.is_connection() {
-            2
-        } else {
-            1
+        match self.code {
+            CODE_CONNECTION => EXIT_USAGE_OR_CONNECTION,
+            CODE_TIMEOUT => EXIT_TIMEOUT,
+            _ => EXIT_FAILED,
         }
+    }
+
+    /// `e` as a CLI error; a timeout says how long the CLI waited (`timeout`, None: forever).
+    pub fn from_client(e: ClientError, timeout: Option<Duration>) -> CliError {
+        CliError::from(e).with_timeout(timeout)
+    }
+
+    /// A timeout (807) told how long the CLI waited (`timeout`, None: forever) and what it
+    /// means; any other error as it is.
+    pub fn with_timeout(self, timeout: Option<Duration>) -> CliError {
+        let e = self;
+        if e.code != CODE_TIMEOUT {
+            return e;
+        }
+        let waited = match timeout {
+            Some(t) => format!("{} s", t.as_secs_f64()),
+            None => "the timeout".to_owned(),
+        };
+        CliError::new(
+            CODE_TIMEOUT,
+            format!(
+                "no answer from the node within {waited} (--timeout; 0 waits forever); a \
+                 statement that was sent may still take effect: {}",
+                e.message
+            ),
+        )
     }
 }
 
@@ -111,6 +150,9 @@ impl From<ClientError> for CliError {
             // Every reason the client refuses to send a request is a limit (a name over 255
             // bytes, a value over the frame size).
             ClientError::InvalidRequest(message) => CliError::new(CODE_LIMIT, message),
+            ClientError::Io { ref source, .. } if source.kind() == ErrorKind::TimedOut => {
+                CliError::new(CODE_TIMEOUT, e.to_string())
+            }
             other => CliError::new(CODE_CONNECTION, other.to_string()),
         }
     }
@@ -128,11 +170,25 @@ pub struct Session {
     /// Rows asked for per multiGet or scan page (and per multiDelete batch, at most
     /// [`BATCH_OPS_MAX`]).
     page_rows: u32,
+    /// The client's timeout, for messages (None: it waits forever).
+    timeout: Option<Duration>,
 }
 
 impl Session {
     pub fn new(client: Client, format: Format) -> Session {
-        Session { client, format, schemas: HashMap::new(), page_rows: PAGE_ROWS_DEFAULT }
+        Session {
+            client,
+            format,
+            schemas: HashMap::new(),
+            page_rows: PAGE_ROWS_DEFAULT,
+            timeout: ClientOptions::default().timeout,
+        }
+    }
+
+    /// Tells the session the timeout its client was connected with, for its messages.
+    pub fn with_timeout(mut self, timeout: Option<Duration>) -> Session {
+        self.timeout = timeout;
+        self
     }
 
     /// Sets the rows per page, clamped to 1..=[`SCAN_LIMIT_MAX`].
@@ -161,7 +217,7 @@ impl Session {
     /// Runs one statement and writes its result to `out`. After a server error the table's
     /// schema is forgotten, in case another client changed the table.
     pub fn run_statement(&mut self, statement: &Statement, out: &mut impl Write) -> Result<()> {
-        let result = self.dispatch(statement, out);
+        let result = self.dispatch(statement, out).map_err(|e| e.with_timeout(self.timeout));
         if let (Err(e), Some(table)) = (&result, table_of(statement)) {
             if e.code < 800 {
                 self.schemas.remove(table);
@@ -176,7 +232,9 @@ impl Session {
             Statement::Ddl(text) => self.ddl(text)?,
             Statement::Upsert { table, columns, rows } => self.upsert(table, columns, rows)?,
             Statement::Select(select) => self.select(select)?,
-            Statement::Delete { table, key, range } => self.delete(table, key, range.as_ref())?,
+            Statement::Delete { table, key, range, more_range_fields } => {
+                self.delete(table, key, range.as_ref(), more_range_fields)?
+            }
             Statement::Describe { table } => {
                 let described = self.client.describe(table)?;
                 let text = describe_text(self.format, &described);
@@ -187,6 +245,23 @@ impl Session {
             Statement::Topology => topology_text(self.format, self.client.topology()),
         };
         out.write_all(text.as_bytes()).map_err(output_error)
+    }
+
+    /// The node's table names (`SHOW TABLES`), for completion.
+    pub fn table_names(&mut self) -> Result<Vec<String>> {
+        let outcomes = self.client.ddl("SHOW TABLES")?;
+        let mut names = Vec::new();
+        for outcome in outcomes {
+            if let Outcome::Tables(tables) = outcome {
+                names.extend(tables.iter().map(|n| n.as_str().to_owned()));
+            }
+        }
+        Ok(names)
+    }
+
+    /// The fields of `table` in schema order, from the cache or the node, for completion.
+    pub fn field_names(&mut self, table: &str) -> Result<Vec<String>> {
+        Ok(field_names(self.schema(table)?.schema()))
     }
 
     /// The schema of `table`, from the cache or the node.
@@ -223,9 +298,10 @@ impl Session {
         table: &str,
         key: &[(String, Literal)],
         range: Option<&RangeSpec>,
+        more_range_fields: &[String],
     ) -> Result<String> {
         let described = self.schema(table)?;
-        let plan = key_plan(described.schema(), key, range)?;
+        let plan = key_plan(described.schema(), key, range, more_range_fields)?;
         let pairs = plan.pairs();
         let deleted = if plan.full {
             match self.client.delete(table, &pairs)? {
@@ -257,13 +333,14 @@ impl Session {
         let described = self.schema(&s.table)?;
         let schema = described.schema();
         check_columns(schema, s.columns.as_deref())?;
-        let plan = key_plan(schema, &s.key, s.range.as_ref())?;
+        let plan = key_plan(schema, &s.key, s.range.as_ref(), &s.more_range_fields)?;
         let reverse = reverse_order(schema, plan.key.len(), s.order_by.as_deref(), s.descending)?;
-        if s.order_by.is_some() && !plan.covers_shard_key && s.allow_full_scan {
+        if s.order_by.is_some() && !plan.covers_shard_key && !plan.bounds_first_key_field() {
             return Err(CliError::invalid(format!(
-                "ORDER BY needs a WHERE clause that gives the shard key {}: a full scan visits \
-                 the shards in turn, so its rows are in key order within each shard only",
-                key_list(schema, schema.shard_key_len())
+                "ORDER BY needs a WHERE clause that bounds the first key field {} (an equality \
+                 or a range): a full scan visits the shards in turn, so its rows are in key \
+                 order within each shard only",
+                key_list(schema, 1)
             )));
         }
         let (columns, rows) = if s.limit == Some(0) {
@@ -418,16 +495,36 @@ impl KeyPlan {
     pub fn range_ref(&self) -> Option<RangeArg<'_>> {
         self.range.as_ref().map(|r| (r.field.as_str(), r.start.clone(), r.end.clone()))
     }
+
+    /// Whether the plan bounds the first key field (an equality, or a range with an end): then
+    /// a scan shorter than the shard key is a bounded scan, which the node merges across shards
+    /// in key order and runs without ALLOW FULL SCAN.
+    pub fn bounds_first_key_field(&self) -> bool {
+        !self.key.is_empty()
+            || self.range.as_ref().is_some_and(|r| r.start.is_some() || r.end.is_some())
+    }
 }
 
 /// Types the WHERE equalities and range of a statement on `schema` and puts the equalities into
-/// primary key order. Every field must be a key field; the equalities must be a leading prefix
-/// of the primary key, and a range must be on the key field after them.
+/// primary key order. Every field must be a key field (checked first, so that is what a
+/// statement with several mistakes is told); only one field may have a range
+/// (`more_range_fields`, the others with a bound, must be empty); the equalities must be a
+/// leading prefix of the primary key, and a range must be on the key field after them.
 pub fn key_plan(
     schema: &TableSchema,
     key: &[(String, Literal)],
     range: Option<&RangeSpec>,
+    more_range_fields: &[String],
 ) -> Result<KeyPlan> {
+    let range_fields = range.map(|r| &r.field).into_iter().chain(more_range_fields);
+    for field in key.iter().map(|(f, _)| f).chain(range_fields) {
+        key_position(schema, field)?;
+    }
+    if let (Some(range), Some(field)) = (range, more_range_fields.first()) {
+        let problem =
+            Problem::SecondRangeField { range: range.field.clone(), field: field.clone() };
+        return Err(CliError::invalid(problem.to_string()));
+    }
     let mut positioned = Vec::with_capacity(key.len());
     for (field, literal) in key {
         let position = key_position(schema, field)?;
@@ -469,9 +566,11 @@ pub fn reverse_order(
     let next_name = schema.fields()[next.field].name().as_str();
     if field != next_name {
         return Err(CliError::invalid(format!(
-            "ORDER BY {field}: rows come in primary key order {}, so after the fields the WHERE \
-             clause gives only {next_name} can order them",
-            key_list(schema, schema.primary_key().len())
+            "ORDER BY {field}: rows come in primary key order {}, and the WHERE clause gives {}, \
+             so only {} key field, {next_name}, can order them",
+            key_list(schema, schema.primary_key().len()),
+            given_text(schema, given),
+            if given == 0 { "the first" } else { "the next" }
         )));
     }
     Ok(descending != next.desc)
@@ -513,9 +612,12 @@ fn typed_range(schema: &TableSchema, given: usize, spec: &RangeSpec) -> Result<T
             )
         } else {
             format!(
-                "the range is on {}, but after the key fields the WHERE clause gives only {} \
-                 can have one (primary key {})",
+                "a range on {} needs an equality on each key field before it {}, but the WHERE \
+                 clause gives {}; so only {} key field, {}, can have a range (primary key {})",
                 spec.field,
+                key_list(schema, position),
+                given_text(schema, given),
+                if given == 0 { "the first" } else { "the next" },
                 schema.key_field(given).name(),
                 key_list(schema, schema.primary_key().len())
             )
@@ -535,6 +637,15 @@ fn typed_range(schema: &TableSchema, given: usize, spec: &RangeSpec) -> Result<T
         })
     };
     Ok(TypedRange { field: spec.field.clone(), start: bound(&spec.start)?, end: bound(&spec.end)? })
+}
+
+/// What the WHERE clause's `given` equalities are, for messages: `equalities on (a, b)`, or
+/// `no key field equalities`.
+fn given_text(schema: &TableSchema, given: usize) -> String {
+    match given {
+        0 => "no key field equalities".to_owned(),
+        _ => format!("equalities on {}", key_list(schema, given)),
+    }
 }
 
 /// `(a, b DESC, c)`: the first `count` primary key fields.
@@ -640,7 +751,8 @@ fn outcome_text(format: Format, outcome: &Outcome) -> String {
     }
 }
 
-/// A table's fields (name, type, key position, shard key, order), then its options.
+/// A table's fields (name, type, key position, shard key, order), then its options: in the
+/// table format as `table <name>:` pairs, in JSON as [`describe_json`].
 fn describe_text(format: Format, table: &CatalogTable) -> String {
     let schema = table.schema();
     let columns: Vec<String> =
@@ -660,6 +772,10 @@ fn describe_text(format: Format, table: &CatalogTable) -> String {
             ]
         })
         .collect();
+    let fields = format.rows(&columns, &rows);
+    if format == Format::Json {
+        return fields + &output::json_line(&describe_json(table));
+    }
     let options = schema.options();
     let ttl = options.ttl_seconds.map_or_else(|| "none".to_owned(), |t| t.to_string());
     let pairs = [
@@ -672,7 +788,34 @@ fn describe_text(format: Format, table: &CatalogTable) -> String {
         ("max_version_offset_seconds", options.max_version_offset_seconds.to_string()),
     ];
     let section = (format!("table {}", schema.name()), owned_pairs(&pairs));
-    format.rows(&columns, &rows) + &format.pairs(&[section])
+    fields + &format.pairs(&[section])
+}
+
+/// `{"table <name>":{"id":1,"schema_version":1,"primary_key":["g","id"],"shard_key":["g"],
+/// "max_versions":1,"ttl_seconds":null,"max_version_offset_seconds":86400}}`: numbers as numbers,
+/// keys as arrays of field names in key order (each field's ASC/DESC is in the fields array),
+/// no TTL as null.
+fn describe_json(table: &CatalogTable) -> Json {
+    let schema = table.schema();
+    let names = |count: usize| -> Vec<&str> {
+        schema.primary_key()[..count]
+            .iter()
+            .map(|k| schema.fields()[k.field].name().as_str())
+            .collect()
+    };
+    let options = schema.options();
+    let body = json!({
+        "id": table.id().0,
+        "schema_version": table.schema_version(),
+        "primary_key": names(schema.primary_key().len()),
+        "shard_key": names(schema.shard_key_len()),
+        "max_versions": options.max_versions,
+        "ttl_seconds": options.ttl_seconds,
+        "max_version_offset_seconds": options.max_version_offset_seconds,
+    });
+    let mut object = serde_json::Map::new();
+    object.insert(format!("table {}", schema.name()), body);
+    Json::Object(object)
 }
 
 fn owned_pairs(pairs: &[(&str, String)]) -> Vec<(String, String)> {
@@ -811,7 +954,7 @@ mod tests {
     }
 
     fn plan(pairs: &[(&str, Literal)], range: Option<RangeSpec>) -> Result<KeyPlan> {
-        key_plan(&orders(), &key(pairs), range.as_ref())
+        key_plan(&orders(), &key(pairs), range.as_ref(), &[])
     }
 
     fn range(field: &str, start: Bound<Literal>, end: Bound<Literal>) -> Option<RangeSpec> {
@@ -878,7 +1021,20 @@ mod tests {
 
         let r = range("line", Bound::Included(num("1")), Bound::Unbounded);
         let e = plan(&[("userid", string("a"))], r).expect_err("not next");
-        assert!(e.message.contains("only orderid can have one"), "{e}");
+        assert_eq!(
+            e.message,
+            "a range on line needs an equality on each key field before it (userid, orderid), \
+             but the WHERE clause gives equalities on (userid); so only the next key field, \
+             orderid, can have a range (primary key (userid, orderid, line DESC))"
+        );
+        let r = range("orderid", Bound::Included(num("1")), Bound::Unbounded);
+        let e = plan(&[], r).expect_err("no equalities");
+        assert_eq!(
+            e.message,
+            "a range on orderid needs an equality on each key field before it (userid), but the \
+             WHERE clause gives no key field equalities; so only the first key field, userid, can \
+             have a range (primary key (userid, orderid, line DESC))"
+        );
 
         let full = [("userid", string("a")), ("orderid", num("1")), ("line", num("2"))];
         let r = range("line", Bound::Included(num("1")), Bound::Unbounded);
@@ -892,6 +1048,25 @@ mod tests {
     }
 
     #[test]
+    fn a_second_range_field_is_refused_after_the_non_key_fields() {
+        let a = [("userid", string("a"))];
+        let on = |field: &str| range(field, Bound::Included(num("1")), Bound::Unbounded);
+        let two = |first: &str, second: &str| {
+            key_plan(&orders(), &key(&a), on(first).as_ref(), &[second.to_owned()])
+        };
+        let e = two("orderid", "note").expect_err("a non-key field");
+        assert_eq!(
+            e.message,
+            "note is not a primary key field of orders; WHERE can only name key fields \
+             (userid, orderid, line DESC)"
+        );
+        assert!(two("note", "orderid").expect_err("non-key first").message.starts_with("note is"));
+        let e = two("orderid", "line").expect_err("two key fields");
+        assert_eq!(e.message, "only one field may have a range: orderid has one, so line can not");
+        assert_eq!(e.code, 802);
+    }
+
+    #[test]
     fn order_by_names_the_next_key_field_and_desc_fields_flip() {
         let schema = orders();
         assert_eq!(reverse_order(&schema, 1, None, false), Ok(false));
@@ -901,9 +1076,52 @@ mod tests {
         assert_eq!(reverse_order(&schema, 2, Some("line"), true), Ok(false));
         assert_eq!(reverse_order(&schema, 2, Some("line"), false), Ok(true));
         let e = reverse_order(&schema, 1, Some("line"), true).expect_err("not next");
-        assert!(e.message.contains("only orderid can order them"), "{e}");
+        assert_eq!(
+            e.message,
+            "ORDER BY line: rows come in primary key order (userid, orderid, line DESC), and the \
+             WHERE clause gives equalities on (userid), so only the next key field, orderid, can \
+             order them"
+        );
         let e = reverse_order(&schema, 3, Some("line"), true).expect_err("full key");
         assert!(e.message.contains("whole primary key"), "{e}");
+    }
+
+    #[test]
+    fn describe_json_gives_numbers_arrays_and_null() {
+        let lines = |table: &CatalogTable| -> Vec<Json> {
+            let text = describe_text(Format::Json, table);
+            text.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect()
+        };
+        let described = lines(&CatalogTable::new(orders(), 3));
+        assert_eq!(described.len(), 2);
+        assert_eq!(
+            described[0][2],
+            json!({"field": "orderid", "type": "LONG", "primary_key": 2, "shard_key": false,
+                   "order": "ASC"})
+        );
+        let options = &described[1]["table orders"];
+        assert_eq!(options["id"], json!(1));
+        assert_eq!(options["schema_version"], json!(3));
+        assert_eq!(options["primary_key"], json!(["userid", "orderid", "line"]));
+        assert_eq!(options["shard_key"], json!(["userid"]));
+        assert_eq!(options["ttl_seconds"], Json::Null);
+        assert!(options["max_versions"].is_u64() && options["max_version_offset_seconds"].is_u64());
+
+        let with_ttl = TableSchema::builder(TableId(2), "t")
+            .field("k", FieldType::Long)
+            .primary_key_field("k", false)
+            .ttl_seconds(86_400)
+            .build()
+            .expect("valid schema");
+        let described = lines(&CatalogTable::new(with_ttl, 1));
+        assert_eq!(described[1]["table t"]["ttl_seconds"], json!(86_400));
+        // The table format keeps its display strings.
+        let text = describe_text(Format::Table, &CatalogTable::new(orders(), 1));
+        assert!(
+            text.contains("  primary_key                 (userid, orderid, line DESC)\n"),
+            "{text}"
+        );
+        assert!(text.contains("  ttl_seconds                 none\n"), "{text}");
     }
 
     #[test]
@@ -953,6 +1171,20 @@ mod tests {
         });
         assert!(e.is_connection());
         assert_eq!(e.exit_status(), 2);
+        let timed_out = |kind| ClientError::Io {
+            op: "read from",
+            addr: "127.0.0.1:1".parse().expect("addr"),
+            source: std::io::Error::new(kind, "timed out"),
+        };
+        let e = CliError::from_client(
+            timed_out(ErrorKind::TimedOut),
+            Some(Duration::from_millis(1500)),
+        );
+        assert_eq!((e.code, e.exit_status()), (807, 3));
+        assert!(e.message.starts_with("no answer from the node within 1.5 s (--timeout"), "{e}");
+        assert!(e.message.ends_with("read from 127.0.0.1:1: timed out"), "{e}");
+        let e = CliError::from_client(timed_out(ErrorKind::ConnectionRefused), None);
+        assert_eq!((e.code, e.exit_status()), (805, 2));
         let e = partly_done(CliError::new(205, "type mismatch"), 2, 5);
         assert_eq!(e.message, "type mismatch (row 3 of 5; 2 written before it)");
         assert_eq!(count_text(1, "written"), "1 row written");

@@ -167,6 +167,7 @@ mod tests {
             columns: None,
             key: Vec::new(),
             range: None,
+            more_range_fields: Vec::new(),
             order_by: None,
             descending: false,
             limit: None,
@@ -231,6 +232,10 @@ mod tests {
             ])
         );
         assert_eq!(s.range, range("f", Bound::Included(Literal::Null), Bound::Unbounded));
+        // A second range field is the runner's to refuse: only it knows which fields are keys.
+        let s = select("SELECT * FROM t WHERE a > 1 AND b < 2 AND c >= 3 AND b > 0");
+        assert_eq!(s.range, range("a", Bound::Excluded(num("1")), Bound::Unbounded));
+        assert_eq!(s.more_range_fields, ["b", "c"]);
         assert!(select("SELECT * FROM t ALLOW FULL SCAN").allow_full_scan);
         assert_eq!(select("SELECT * FROM t ORDER BY k DESC LIMIT 0").limit, Some(0));
     }
@@ -262,6 +267,7 @@ mod tests {
                 table: "myProducts".into(),
                 key: key(&[("productName", string("hat"))]),
                 range: range("productType", Bound::Included(string("a")), Bound::Unbounded),
+                more_range_fields: Vec::new(),
             }
         );
         let describe = |t: &str| Statement::Describe { table: t.into() };
@@ -427,8 +433,8 @@ mod tests {
             (Problem::EqualityAndRange { field: field("a") }, 32)
         );
         assert_eq!(
-            problem("SELECT * FROM t WHERE a > 1 AND b < 2"),
-            (Problem::SecondRangeField { range: field("a"), field: field("b") }, 32)
+            problem("SELECT * FROM t WHERE a > 1 AND b < 2 AND b = 3"),
+            (Problem::EqualityAndRange { field: field("b") }, 42)
         );
         assert_eq!(
             problem("SELECT * FROM t WHERE a > 1 AND 2 < a"),
