@@ -73,7 +73,8 @@ impl<D: Disk> Store<D> {
     /// Deletes every key in `start..end`, atomically, however many there are: one range
     /// tombstone in the log, and the keys leave the index in the same synchronous step, so a
     /// reader sees all of them or none, and after a crash all of them are gone or none
-    /// (`range_delete.rs`). Writes nothing when the range holds no key.
+    /// (`range_delete.rs`). Bounds that admit no key write nothing; a range that holds no key
+    /// still gets its record, so the delete is as durable as asked whatever came before it.
     pub async fn delete_range(
         &self,
         start: Bound<&[u8]>,
@@ -84,16 +85,13 @@ impl<D: Disk> Store<D> {
             return Ok(DeleteRangeReport::default());
         };
         let now = self.shared.clock.now_ms();
-        let appended = {
+        let (deleted, seq) = {
             let mut st = self.shared.state.borrow_mut();
             st.check_writable()?;
-            let appended = st.append_range_delete(&range, now, now)?;
-            if let Some((deleted, _)) = appended {
-                st.counters.deletes += deleted as u64;
-            }
-            appended
+            let (deleted, seq) = st.append_range_delete(&range, now, now)?;
+            st.counters.deletes += deleted as u64;
+            (deleted, seq)
         };
-        let Some((deleted, seq)) = appended else { return Ok(DeleteRangeReport::default()) };
         crate::log::group_commit::wait_durable(&self.shared, seq, durability).await?;
         self.wake_maintenance_if_due();
         Ok(DeleteRangeReport { deleted })

@@ -134,18 +134,16 @@ fn bound_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
 impl<D: Disk> State<D> {
     /// Appends a range tombstone for `range` and removes the range's keys from the index and
     /// the cache, in one synchronous step. Returns the keys deleted that had not expired by
-    /// `now` and the record's append sequence number; None, writing nothing, when the index has
-    /// no key in the range.
+    /// `now` and the record's append sequence number. The record is written even when the
+    /// range holds no key, as a point delete writes its tombstone for an absent key: waiting
+    /// for it makes every earlier write durable too, so an acknowledged durable range delete
+    /// leaves the range empty after a crash even if an earlier unsynced delete emptied it.
     pub fn append_range_delete(
         &mut self,
         range: &StoredRange,
         version: u64,
         now: u64,
-    ) -> Result<Option<(usize, u64)>> {
-        let start = Bound::Included(range.start.as_slice());
-        if self.index.range(start, range.end_bound(), false).next().is_none() {
-            return Ok(None);
-        }
+    ) -> Result<(usize, u64)> {
         let (key, value) = range.record_parts();
         let len = record::padded_len(key.len(), value.len());
         let r = self.reserve(len)?;
@@ -174,7 +172,7 @@ impl<D: Disk> State<D> {
                 deleted += usize::from(!entry.is_expired(now));
             },
         );
-        Ok(Some((deleted, seq)))
+        Ok((deleted, seq))
     }
 }
 
