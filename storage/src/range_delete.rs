@@ -40,7 +40,7 @@ impl StoredRange {
     pub fn new(start: Bound<&[u8]>, end: Bound<&[u8]>) -> Result<Option<StoredRange>> {
         let start = match start {
             Bound::Unbounded => vec![0],
-            Bound::Included(s) if s.is_empty() => vec![0],
+            Bound::Included([]) => vec![0],
             Bound::Included(s) => s.to_vec(),
             Bound::Excluded(s) => successor(s),
         };

@@ -36,20 +36,21 @@ fn s(v: &str) -> Value {
 async fn load(ts: &TableStore<SimDisk>, device: &str, rows: i64) {
     for t in 0..rows {
         let row = [("device", s(device)), ("ts", Value::Timestamp(t)), ("note", s(NOTE))];
-        ts.put("readings", &row, Durability::NoSync).await.unwrap();
+        ts.put("readings", &row, Durability::NoSync).await.expect("put");
     }
 }
 
 /// The rows under `device`, read in one snapshot (one page of up to `SCAN_LIMIT_MAX` rows).
 async fn count(ts: &TableStore<SimDisk>, device: &str) -> usize {
     let key = [("device", s(device))];
-    let page = ts.multi_get("readings", &RangeRequest::new(&key, SCAN_LIMIT_MAX)).await.unwrap();
+    let req = RangeRequest::new(&key, SCAN_LIMIT_MAX);
+    let page = ts.multi_get("readings", &req).await.expect("multiGet");
     page.rows.len()
 }
 
 async fn delete(ts: &TableStore<SimDisk>, device: &str, d: Durability) -> MultiDeleteOutcome {
     let key = [("device", s(device))];
-    ts.multi_delete("readings", &RangeRequest::new(&key, 1), d).await.unwrap()
+    ts.multi_delete("readings", &RangeRequest::new(&key, 1), d).await.expect("multiDelete")
 }
 
 #[test]
@@ -130,9 +131,89 @@ enum CrashPoint {
     After { compact: bool, checkpoint: bool, reborn: bool },
 }
 
+const CRASH_ROWS: i64 = 20_000;
+
+impl CrashPoint {
+    fn draw(rng: &mut StdRng) -> CrashPoint {
+        if rng.gen_bool(0.5) {
+            CrashPoint::DuringDelete(rng.gen_range(0..6))
+        } else {
+            let mut coin = || rng.gen_bool(0.5);
+            CrashPoint::After { compact: coin(), checkpoint: coin(), reborn: coin() }
+        }
+    }
+
+    /// Runs the delete up to this point; returns whether the delete must survive the crash (it
+    /// was acknowledged as durable, or a later sync covered it).
+    async fn run(self, ts: &TableStore<SimDisk>, d: Durability) -> bool {
+        let mut must_be_gone = false;
+        match self {
+            CrashPoint::DuringDelete(polls) => {
+                let mut fut = Box::pin(delete(ts, "victim", d));
+                for _ in 0..polls {
+                    if let Some(o) = poll_once(&mut fut).await {
+                        assert_eq!(o.deleted as i64, CRASH_ROWS);
+                        return d == Durability::Sync;
+                    }
+                    yield_now().await;
+                }
+            }
+            CrashPoint::After { compact, checkpoint, reborn } => {
+                let o = delete(ts, "victim", d).await;
+                assert_eq!(o, MultiDeleteOutcome { deleted: CRASH_ROWS as usize, resume: None });
+                must_be_gone = d == Durability::Sync;
+                if compact {
+                    ts.store().compact().await.expect("compact");
+                    must_be_gone = true;
+                }
+                if checkpoint {
+                    ts.store().checkpoint().await.expect("checkpoint");
+                    must_be_gone = true;
+                }
+                if reborn {
+                    // Written after the range tombstone: it must win over it on replay.
+                    let row =
+                        [("device", s("victim")), ("ts", Value::Timestamp(7)), ("note", s(NOTE))];
+                    ts.put("readings", &row, Durability::Sync).await.expect("put");
+                }
+            }
+        }
+        must_be_gone
+    }
+}
+
+/// One seed: the delete up to a random point, a power loss, a reopen. Returns whether the
+/// rows were gone after it.
+async fn crash_one(template: &SimDisk, clock: &ManualClock, seed: u64) -> bool {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let disk = copy_disk(template, seed);
+    let ts = open_tables(&disk, clock).await.expect("open");
+    let d = [Durability::NoSync, Durability::WriteNoSync, Durability::Sync][rng.gen_range(0..3)];
+    let point = CrashPoint::draw(&mut rng);
+    // Unsynced writes of another shard key on their way with the delete.
+    load(&ts, "noise", 50).await;
+    let must_be_gone = point.run(&ts, d).await;
+    disk.crash();
+    drop(ts);
+
+    let ts = open_tables(&disk, clock).await.expect("reopen");
+    let left = count(&ts, "victim").await as i64;
+    let what = format!("seed {seed}, {point:?}, {d:?}");
+    assert_eq!(count(&ts, "bystander").await as i64, BYSTANDER_ROWS, "{what}");
+    ts.close().await.expect("close");
+    if matches!(point, CrashPoint::After { reborn: true, .. }) {
+        assert_eq!(left, 1, "{what}: only the row written after the delete is back");
+        return true;
+    }
+    if left != 0 {
+        assert_eq!(left, CRASH_ROWS, "{what}: a part of the rows survived the delete");
+        assert!(!must_be_gone, "{what}: an acknowledged durable delete was undone");
+    }
+    left == 0
+}
+
 #[test]
 fn a_crash_anywhere_around_a_multi_delete_leaves_all_rows_or_none() {
-    const ROWS: i64 = 20_000;
     const SEEDS: u64 = 24;
     run(|| async move {
         let clock = ManualClock::new(T0_MS);
@@ -140,80 +221,17 @@ fn a_crash_anywhere_around_a_multi_delete_leaves_all_rows_or_none() {
         let template = sim(0);
         let ts = open_tables(&template, &clock).await.unwrap();
         ts.ddl(TABLE).await.unwrap();
-        load(&ts, "victim", ROWS).await;
+        load(&ts, "victim", CRASH_ROWS).await;
         load(&ts, "bystander", BYSTANDER_ROWS).await;
         ts.close().await.unwrap();
 
         let (mut gone, mut kept) = (0, 0);
         for seed in 1..=SEEDS {
-            let mut rng = StdRng::seed_from_u64(seed);
-            let disk = copy_disk(&template, seed);
-            let ts = open_tables(&disk, &clock).await.unwrap();
-            let d = [Durability::NoSync, Durability::WriteNoSync, Durability::Sync]
-                [rng.gen_range(0..3)];
-            let point = if rng.gen_bool(0.5) {
-                CrashPoint::DuringDelete(rng.gen_range(0..6))
-            } else {
-                let mut coin = || rng.gen_bool(0.5);
-                CrashPoint::After { compact: coin(), checkpoint: coin(), reborn: coin() }
-            };
-            // Unsynced writes of another shard key on their way with the delete.
-            load(&ts, "noise", 50).await;
-            let mut must_be_gone = false;
-            match point {
-                CrashPoint::DuringDelete(polls) => {
-                    let mut fut = Box::pin(delete(&ts, "victim", d));
-                    for _ in 0..polls {
-                        if let Some(o) = poll_once(&mut fut).await {
-                            assert_eq!(o.deleted as i64, ROWS, "seed {seed}");
-                            must_be_gone = d == Durability::Sync;
-                            break;
-                        }
-                        yield_now().await;
-                    }
-                }
-                CrashPoint::After { compact, checkpoint, reborn } => {
-                    let o = delete(&ts, "victim", d).await;
-                    assert_eq!(o, MultiDeleteOutcome { deleted: ROWS as usize, resume: None });
-                    must_be_gone = d == Durability::Sync;
-                    if compact {
-                        ts.store().compact().await.unwrap();
-                        must_be_gone = true;
-                    }
-                    if checkpoint {
-                        ts.store().checkpoint().await.unwrap();
-                        must_be_gone = true;
-                    }
-                    if reborn {
-                        // Written after the range tombstone: it must win over it on replay.
-                        let row = [
-                            ("device", s("victim")),
-                            ("ts", Value::Timestamp(7)),
-                            ("note", s(NOTE)),
-                        ];
-                        ts.put("readings", &row, Durability::Sync).await.unwrap();
-                    }
-                }
-            }
-            disk.crash();
-            drop(ts);
-
-            let ts = open_tables(&disk, &clock).await.unwrap();
-            let left = count(&ts, "victim").await as i64;
-            let reborn = matches!(point, CrashPoint::After { reborn: true, .. });
-            let what = format!("seed {seed}, {point:?}, {d:?}");
-            if reborn {
-                assert_eq!(left, 1, "{what}: only the row written after the delete is back");
-                gone += 1;
-            } else if left == 0 {
+            if crash_one(&template, &clock, seed).await {
                 gone += 1;
             } else {
-                assert_eq!(left, ROWS, "{what}: a part of the rows survived the delete");
-                assert!(!must_be_gone, "{what}: an acknowledged durable delete was undone");
                 kept += 1;
             }
-            assert_eq!(count(&ts, "bystander").await as i64, BYSTANDER_ROWS, "{what}");
-            ts.close().await.unwrap();
         }
         // Both outcomes happen, so the crash really fell on both sides of the delete.
         assert!(gone > 0 && kept > 0, "gone in {gone} seeds, kept in {kept}");
