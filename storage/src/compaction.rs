@@ -2,9 +2,9 @@
 //!
 //! A sealed segment whose garbage ratio reaches the threshold is read front to back. Each record
 //! the index still points at is copied to the log head with its original LSN, version and expiry
-//! (flag MOVED) and the index is re-pointed; expired records are dropped; a tombstone is copied
-//! only if the checkpoint does not cover it yet (recovery would otherwise replay an older put
-//! under it). A [`CompactionFilter`] installed by the layer above (the table layer) sees every
+//! (flag MOVED) and the index is re-pointed; expired records are dropped; a tombstone (of one key
+//! or of a range) is copied only if the checkpoint does not cover it yet (recovery would otherwise
+//! replay an older put under it). A [`CompactionFilter`] installed by the layer above (the table layer) sees every
 //! live put on the way and may drop it (a row of a dropped table) or shorten its value (expired
 //! versions inside a row). After the copies are fdatasync'd the segment is retired; it is deleted after the
 //! next checkpoint, since the previous checkpoint may still point into it.
@@ -183,7 +183,9 @@ fn move_if_live<D: Disk>(
     }
     let keep = match r.meta.kind {
         RecordKind::Put => st.index.get(&r.key).is_some_and(|e| e.location() == loc),
-        RecordKind::Delete => r.meta.lsn > st.checkpoint_lsn,
+        // A tombstone, of one key or of a range, matters only to replay, which skips every
+        // record the checkpoint covers: the older puts it deletes are below its LSN.
+        RecordKind::Delete | RecordKind::RangeDelete => r.meta.lsn > st.checkpoint_lsn,
     };
     if !keep {
         report.records_dropped += 1;

@@ -8,18 +8,18 @@
 //! [`Store::write_batch_if`] appends its batch only if every stamp still matches, checking and
 //! appending in one synchronous step. A caller whose check fails reads again and retries.
 //!
-//! [`Store::delete_range`] collects the live keys of a range and appends their tombstones as one
-//! atomic batch in the same synchronous step, so no write can slip between the two: after any
-//! crash, recovery sees every tombstone of the batch or none.
+//! [`Store::delete_range`] appends one range tombstone and removes the range's keys from the
+//! index in the same synchronous step, so no write can slip between the two: after any crash,
+//! recovery sees the tombstone or not, and with it every key of the range deleted or none.
 
-use crate::constants::*;
+use std::ops::Bound;
+
 use crate::disk::Disk;
 use crate::log::group_commit::Durability;
-use crate::read::{as_ref, bounds, ScanRequest};
-use crate::record::{self, RecordKind};
-use crate::state::{check_key, Op};
+use crate::range_delete::StoredRange;
+use crate::state::check_key;
 use crate::store::{validate_batch, BatchOp, Store, Value, WriteReceipt};
-use crate::{Error, Result};
+use crate::Result;
 
 /// Where a key's current record was when a read-modify-write began (None: no record). Two
 /// stamps of one key are equal only if no write replaced the record in between.
@@ -35,11 +35,8 @@ impl Stamp {
 /// What [`Store::delete_range`] did.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DeleteRangeReport {
-    /// Keys deleted (live, unexpired keys of the range; each got a tombstone).
+    /// Keys deleted that had not expired (expired keys of the range leave the index too).
     pub deleted: usize,
-    /// The last key deleted, when the limit (or the batch byte limit) stopped the delete: pass
-    /// it as the next request's `resume` to go on.
-    pub resume: Option<Vec<u8>>,
 }
 
 impl<D: Disk> Store<D> {
@@ -73,60 +70,30 @@ impl<D: Disk> Store<D> {
         Ok(lsn.map(|lsn| WriteReceipt { lsn, version: now }))
     }
 
-    /// Deletes the live keys of `req`'s range (in its direction, after its `resume`), at most
-    /// `req.limit` of them and at most one batch ([`BATCH_OPS_MAX`] keys, [`BATCH_BYTES_MAX`]
-    /// bytes), atomically. `req.keys_only` is ignored.
+    /// Deletes every key in `start..end`, atomically, however many there are: one range
+    /// tombstone in the log, and the keys leave the index in the same synchronous step, so a
+    /// reader sees all of them or none, and after a crash all of them are gone or none
+    /// (`range_delete.rs`). Bounds that admit no key write nothing; a range that holds no key
+    /// still gets its record, so the delete is as durable as asked whatever came before it.
     pub async fn delete_range(
         &self,
-        req: &ScanRequest,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
         durability: Durability,
     ) -> Result<DeleteRangeReport> {
-        if req.limit == 0 || req.limit > BATCH_OPS_MAX {
-            return Err(Error::ScanLimit { limit: req.limit, max: BATCH_OPS_MAX });
-        }
-        let (start, end) = bounds(req);
+        let Some(range) = StoredRange::new(start, end)? else {
+            return Ok(DeleteRangeReport::default());
+        };
         let now = self.shared.clock.now_ms();
-        let (lsn_seq, report) = {
+        let (deleted, seq) = {
             let mut st = self.shared.state.borrow_mut();
             st.check_writable()?;
-            let mut keys: Vec<Vec<u8>> = Vec::new();
-            let mut bytes = 0u64;
-            let mut cut = false;
-            let range = st.index.range(as_ref(&start), as_ref(&end), req.reverse);
-            for (key, _) in range.filter(|(_, e)| !e.is_expired(now)) {
-                let len = record::padded_len(key.len(), 0);
-                if keys.len() == req.limit || bytes + len > BATCH_BYTES_MAX as u64 {
-                    cut = true;
-                    break;
-                }
-                bytes += len;
-                keys.push(key.to_vec());
-            }
-            let ops: Vec<Op<'_>> = keys
-                .iter()
-                .map(|key| Op {
-                    kind: RecordKind::Delete,
-                    key,
-                    value: &[],
-                    version: now,
-                    expiry_ms: 0,
-                })
-                .collect();
-            let seq = if ops.is_empty() {
-                None
-            } else {
-                let (_, seq) = st.append_ops(&ops)?;
-                st.counters.deletes += ops.len() as u64;
-                st.counters.batches += u64::from(ops.len() > 1);
-                Some(seq)
-            };
-            let resume = if cut { keys.last().cloned() } else { None };
-            (seq, DeleteRangeReport { deleted: keys.len(), resume })
+            let (deleted, seq) = st.append_range_delete(&range, now, now)?;
+            st.counters.deletes += deleted as u64;
+            (deleted, seq)
         };
-        if let Some(seq) = lsn_seq {
-            crate::log::group_commit::wait_durable(&self.shared, seq, durability).await?;
-            self.wake_maintenance_if_due();
-        }
-        Ok(report)
+        crate::log::group_commit::wait_durable(&self.shared, seq, durability).await?;
+        self.wake_maintenance_if_due();
+        Ok(DeleteRangeReport { deleted })
     }
 }

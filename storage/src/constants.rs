@@ -78,6 +78,11 @@ pub const SEQUENTIAL_READ_BYTES: usize = 1024 * 1024;
 /// Value reads a scan keeps in flight.
 pub const SCAN_READS_IN_FLIGHT_MAX: usize = 64;
 
+/// Keys a range delete copies out of the index at a time while it removes the keys of its range
+/// (`range_delete.rs`): the delete is one synchronous step whatever the range holds, and this
+/// bounds its memory (at most this many keys of at most `KEY_BYTES_MAX` bytes).
+pub const RANGE_DELETE_CHUNK_KEYS: usize = 1024;
+
 /// The key arena of the index addresses bytes with `u32` offsets.
 pub const INDEX_KEY_ARENA_BYTES_MAX: u64 = u32::MAX as u64;
 

@@ -26,6 +26,7 @@ pub mod disk;
 mod error;
 pub mod index;
 pub mod log;
+mod range_delete;
 mod read;
 pub mod record;
 pub mod recovery;

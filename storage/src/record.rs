@@ -24,6 +24,9 @@ pub const RECORD_MAGIC: u16 = 0x5352;
 pub enum RecordKind {
     Put = 1,
     Delete = 2,
+    /// A range tombstone: every key in `[key, value)` (an empty value: no end) written before
+    /// this record is deleted (docs/FORMAT.md, "Range tombstones").
+    RangeDelete = 3,
 }
 
 impl RecordKind {
@@ -31,6 +34,7 @@ impl RecordKind {
         match v {
             1 => Some(RecordKind::Put),
             2 => Some(RecordKind::Delete),
+            3 => Some(RecordKind::RangeDelete),
             _ => None,
         }
     }

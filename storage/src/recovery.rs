@@ -9,6 +9,8 @@
 //!    skipped. Others are applied when newer than what replay already applied for that key
 //!    (compaction copies records forward with their original LSN, so a key can appear twice).
 //!    The records of an atomic batch are applied only when the whole batch is present and valid.
+//!    A range tombstone removes the keys of its range not written after it, and records of the
+//!    range older than it that the scan meets later are skipped (`range_delete.rs`).
 //! 4. Damage is reported with segment, offset and LSN and its bytes are never served; a torn tail
 //!    ends the segment. A damaged record whose header and key verify (only its value is bad)
 //!    is indexed like a good one, so its key reads as error 614 until it is written again (never
@@ -32,9 +34,10 @@ use crate::log::preallocate;
 use crate::log::prepared::Prepared;
 use crate::log::scan::{ScanItem, ScannedRecord, SegmentScanner};
 use crate::log::segment_file::{
-    check_header, parse_segment_file_name, HeaderProblem, SEGMENT_FORMAT_VERSION,
+    check_header, parse_segment_file_name, HeaderProblem, SEGMENT_FORMAT_VERSIONS_READ,
 };
 use crate::log::writer::LogWriter;
+use crate::range_delete::{remove_covered, Coverage, StoredRange};
 use crate::record::RecordKind;
 use crate::segments::{SegmentInfo, SegmentTable};
 use crate::state::State;
@@ -85,6 +88,8 @@ struct Replay {
     checkpoint_lsn: u64,
     max_lsn: u64,
     applied_lsn: HashMap<Vec<u8>, u64, ahash::RandomState>,
+    /// The range tombstones replayed so far: a record they cover with an older LSN is skipped.
+    coverage: Coverage,
     batch: Vec<ScannedRecord>,
 }
 
@@ -119,6 +124,7 @@ pub(crate) async fn recover<D: Disk>(
         checkpoint_lsn,
         max_lsn: checkpoint_lsn,
         applied_lsn: HashMap::default(),
+        coverage: Coverage::default(),
         batch: Vec::new(),
     };
     let mut segments = SegmentTable::default();
@@ -167,9 +173,9 @@ async fn open_segment<D: Disk>(
             return Err(Error::CorruptFile {
                 file: path,
                 what: format!(
-                    "segment format version {v}; this build reads only version \
-                     {SEGMENT_FORMAT_VERSION} (docs/FORMAT.md), so the directory was written by \
-                     another build"
+                    "segment format version {v}; this build reads only versions \
+                     {SEGMENT_FORMAT_VERSIONS_READ:?} (docs/FORMAT.md), so the directory was \
+                     written by another build"
                 ),
             });
         }
@@ -236,6 +242,15 @@ async fn replay_segment<F: DiskFile>(
         match item {
             ScanItem::Record(r) => {
                 replay.on_record(id, r, report).map_err(std::io::Error::other)?
+            }
+            ScanItem::Damaged(r) if r.meta.kind == RecordKind::RangeDelete => {
+                // Its value is the range's end: which keys it deleted is unknown.
+                replay.discard_batch(report);
+                let (offset, lsn) = (r.offset, Some(r.meta.lsn));
+                let what = "range tombstone whose end key fails its checksum".to_string();
+                tracing::error!(segment = id, offset, ?lsn, %what, "damaged range tombstone");
+                let damage = Damage::Unattributed;
+                report.corrupt.push(CorruptionReport { segment: id, offset, lsn, damage, what });
             }
             ScanItem::Damaged(r) => {
                 let key = r.key.escape_ascii().to_string();
@@ -309,22 +324,38 @@ impl Replay {
         if r.meta.lsn <= self.checkpoint_lsn {
             return Ok(());
         }
-        if self.applied_lsn.get(&r.key).is_some_and(|&l| l >= r.meta.lsn) {
-            return Ok(());
-        }
-        report.records_replayed += 1;
+        // A record of a key that replay already saw written later, or that a later range
+        // tombstone deleted, changes nothing.
+        let newer_write = self.applied_lsn.get(&r.key).is_some_and(|&l| l >= r.meta.lsn)
+            || self.coverage.newest(&r.key).is_some_and(|l| l > r.meta.lsn);
         match r.meta.kind {
+            RecordKind::RangeDelete => self.apply_range_delete(&r),
+            _ if newer_write => return Ok(()),
             RecordKind::Put => {
                 let loc = Location::new(id, r.offset, r.padded_len);
                 self.index
                     .upsert(&r.key, IndexEntry::new(loc, r.meta.version, r.meta.expiry_ms))?;
+                self.applied_lsn.insert(r.key, r.meta.lsn);
             }
             RecordKind::Delete => {
                 self.index.remove(&r.key);
+                self.applied_lsn.insert(r.key, r.meta.lsn);
             }
         }
-        self.applied_lsn.insert(r.key, r.meta.lsn);
+        report.records_replayed += 1;
         Ok(())
+    }
+
+    /// A range tombstone: every key of its range that replay has not seen written after it
+    /// leaves the index (the checkpoint's keys are all older), and the range is remembered for
+    /// the older records the scan has yet to meet.
+    fn apply_range_delete(&mut self, r: &ScannedRecord) {
+        let range = StoredRange::from_record(&r.key, &r.value);
+        let lsn = r.meta.lsn;
+        let applied = &self.applied_lsn;
+        let newer = |key: &[u8]| applied.get(key).is_some_and(|&l| l > lsn);
+        remove_covered(&mut self.index, &range, newer, |_, _| {});
+        self.coverage.insert(&range, lsn);
     }
 }
 

@@ -95,10 +95,26 @@ impl LostWrites {
     }
 }
 
+/// What an [`Op`] does to its key (a range delete is not an op: `range_delete.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OpKind {
+    Put,
+    Delete,
+}
+
+impl OpKind {
+    fn record_kind(self) -> RecordKind {
+        match self {
+            OpKind::Put => RecordKind::Put,
+            OpKind::Delete => RecordKind::Delete,
+        }
+    }
+}
+
 /// One operation of a write, already validated.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Op<'a> {
-    pub kind: RecordKind,
+    pub kind: OpKind,
     pub key: &'a [u8],
     pub value: &'a [u8],
     pub version: u64,
@@ -160,7 +176,7 @@ impl<D: Disk> State<D> {
                 return Err(e);
             }
             let meta = RecordMeta {
-                kind: op.kind,
+                kind: op.kind.record_kind(),
                 lsn: self.next_lsn,
                 version: op.version,
                 expiry_ms: op.expiry_ms,
@@ -182,13 +198,13 @@ impl<D: Disk> State<D> {
     fn apply_to_index(&mut self, op: &Op<'_>, loc: Location) -> Result<()> {
         self.cache.remove(op.key);
         let old = match op.kind {
-            RecordKind::Put => {
+            OpKind::Put => {
                 let old =
                     self.index.upsert(op.key, IndexEntry::new(loc, op.version, op.expiry_ms))?;
                 self.segments.add_live(loc.segment(), loc.len());
                 old
             }
-            RecordKind::Delete => self.index.remove(op.key),
+            OpKind::Delete => self.index.remove(op.key),
         };
         if let Some(old) = old {
             let old = old.location();
@@ -217,7 +233,7 @@ impl<D: Disk> State<D> {
         Ok((loc, seq))
     }
 
-    fn note_appended(&mut self, bytes: u64) {
+    pub(crate) fn note_appended(&mut self, bytes: u64) {
         self.bytes_since_checkpoint += bytes;
         if self.pending_since.is_none() {
             self.pending_since = Some(Instant::now());

@@ -15,9 +15,9 @@ use crate::constants::*;
 use crate::disk::Disk;
 use crate::log::group_commit::{self, Durability, DurableWait};
 use crate::log::preallocate;
-use crate::record::{self, RecordKind};
+use crate::record;
 use crate::recovery::{self, RecoveryReport};
-use crate::state::{check_key, check_value, Op, Shared, State};
+use crate::state::{check_key, check_value, Op, OpKind, Shared, State};
 use crate::stats::{Percentiles, StoreStats};
 use crate::{compaction, Error, Result};
 
@@ -172,7 +172,7 @@ impl<D: Disk> Store<D> {
         check_key(key)?;
         check_value(value)?;
         let version = opts.version.unwrap_or_else(|| self.shared.clock.now_ms());
-        let op = Op { kind: RecordKind::Put, key, value, version, expiry_ms: opts.expiry_ms };
+        let op = Op { kind: OpKind::Put, key, value, version, expiry_ms: opts.expiry_ms };
         let (lsn, wait) = self.append(&[op], opts.durability)?;
         Ok(Appended { receipt: WriteReceipt { lsn, version }, wait })
     }
@@ -194,7 +194,7 @@ impl<D: Disk> Store<D> {
         check_key(key)?;
         let now = self.shared.clock.now_ms();
         let existed = self.shared.state.borrow().index.get(key).is_some_and(|e| !e.is_expired(now));
-        let op = Op { kind: RecordKind::Delete, key, value: &[], version: now, expiry_ms: 0 };
+        let op = Op { kind: OpKind::Delete, key, value: &[], version: now, expiry_ms: 0 };
         let (_, wait) = self.append(&[op], durability)?;
         Ok((existed, wait))
     }
@@ -496,8 +496,8 @@ fn count_write(c: &mut crate::stats::Counters, ops: &[Op<'_>]) {
     }
     for op in ops {
         match op.kind {
-            RecordKind::Put => c.puts += 1,
-            RecordKind::Delete => c.deletes += 1,
+            OpKind::Put => c.puts += 1,
+            OpKind::Delete => c.deletes += 1,
         }
     }
 }
@@ -517,11 +517,11 @@ pub(crate) fn validate_batch(ops: &[BatchOp], now: u64) -> Result<Vec<Op<'_>>> {
                 check_key(key)?;
                 check_value(value)?;
                 let version = version.unwrap_or(now);
-                Op { kind: RecordKind::Put, key, value, version, expiry_ms: *expiry_ms }
+                Op { kind: OpKind::Put, key, value, version, expiry_ms: *expiry_ms }
             }
             BatchOp::Delete { key } => {
                 check_key(key)?;
-                Op { kind: RecordKind::Delete, key, value: &[], version: now, expiry_ms: 0 }
+                Op { kind: OpKind::Delete, key, value: &[], version: now, expiry_ms: 0 }
             }
         };
         bytes += record::padded_len(op.key.len(), op.value.len());

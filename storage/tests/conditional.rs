@@ -1,10 +1,13 @@
 //! The store's check-then-write primitives: stamps change on every write of their key,
-//! `write_batch_if` writes nothing when a stamp no longer matches, and `delete_range` deletes a
-//! range's live keys up to its limits in one batch, with a resume key.
+//! `write_batch_if` writes nothing when a stamp no longer matches, and `delete_range` deletes
+//! every key of its bounds with one record, counting the live ones.
 
 mod common;
 
 use common::{open_sim, run, sim, test_config, T0_MS};
+use std::ops::Bound::{Excluded, Included, Unbounded};
+
+use ringstore_storage::constants::KEY_BYTES_MAX;
 use ringstore_storage::{BatchOp, Durability, KeyRange, ManualClock, ScanRequest, WriteOptions};
 
 const SYNC: Durability = Durability::Sync;
@@ -55,7 +58,7 @@ fn write_batch_if_refuses_when_a_stamp_moved() {
 }
 
 #[test]
-fn delete_range_honours_limit_direction_expiry_and_resume() {
+fn delete_range_deletes_its_bounds_in_one_record_and_counts_live_keys() {
     run(|| async move {
         let (disk, clock) = (sim(2), ManualClock::new(T0_MS));
         let store = open_sim(&disk, test_config(), &clock).await.unwrap();
@@ -65,22 +68,26 @@ fn delete_range_honours_limit_direction_expiry_and_resume() {
                 .await
                 .unwrap();
         }
-        // An expired key is invisible, so it is not counted (or deleted again).
+        // An expired key is invisible, so it is not counted (it leaves the index all the same).
         let opts = WriteOptions { expiry_ms: T0_MS + 1, ..WriteOptions::durability(SYNC) };
         store.put(b"a\x05x", b"v", opts).await.unwrap();
         store.put(b"b", b"outside", WriteOptions::durability(SYNC)).await.unwrap();
         clock.advance(1);
 
-        let mut req = ScanRequest::prefix(b"a", 4);
-        req.reverse = true;
-        let r = store.delete_range(&req, SYNC).await.unwrap();
-        assert_eq!((r.deleted, r.resume.clone()), (4, Some(vec![b'a', 6])));
-        req.resume = r.resume;
-        let r = store.delete_range(&req, SYNC).await.unwrap();
-        assert_eq!(r.deleted, 4);
-        req.resume = r.resume;
-        let r = store.delete_range(&req, SYNC).await.unwrap();
-        assert_eq!((r.deleted, r.resume), (2, None), "the last batch ends the range");
+        // (a\x02, a\x05]: three keys; the expired a\x05x is past the end.
+        let (start, end) = ([b'a', 2], [b'a', 5]);
+        let r = store.delete_range(Excluded(&start), Included(&end), SYNC).await.unwrap();
+        assert_eq!(r.deleted, 3);
+        // The rest of `a`: 7 live keys and the expired one.
+        let r = store.delete_range(Included(b"a"), Excluded(b"b"), SYNC).await.unwrap();
+        assert_eq!(r.deleted, 7);
+        // Nothing left to delete: the record is written all the same (one LSN); bounds that
+        // admit no key write nothing.
+        let next = store.stats().next_lsn;
+        let r = store.delete_range(Included(b"a"), Excluded(b"b"), SYNC).await.unwrap();
+        assert_eq!((r.deleted, store.stats().next_lsn), (0, next + 1));
+        let r = store.delete_range(Included(b"b"), Excluded(b"a"), SYNC).await.unwrap();
+        assert_eq!((r.deleted, store.stats().next_lsn), (0, next + 1));
         let left = store
             .scan(&ScanRequest { range: KeyRange::Prefix(vec![]), ..ScanRequest::prefix(b"", 100) })
             .await
@@ -88,11 +95,16 @@ fn delete_range_honours_limit_direction_expiry_and_resume() {
         let keys: Vec<&[u8]> = left.rows.iter().map(|r| r.key.as_ref()).collect();
         assert_eq!(keys, [b"b".as_slice()]);
 
-        // Limits are checked.
-        let e = store.delete_range(&ScanRequest::prefix(b"a", 0), SYNC).await.unwrap_err();
-        assert_eq!(e.code(), 607);
-        let e = store.delete_range(&ScanRequest::prefix(b"a", 1025), SYNC).await.unwrap_err();
-        assert!(e.to_string().contains("1024"), "{e}");
+        // A start bound past the key limit is refused, naming it.
+        let long = vec![1u8; KEY_BYTES_MAX];
+        let e = store.delete_range(Excluded(&long), Unbounded, SYNC).await.unwrap_err();
+        assert!(e.to_string().contains(&KEY_BYTES_MAX.to_string()), "{e}");
+        // An unbounded range deletes everything, and a reopen agrees.
+        let r = store.delete_range(Unbounded, Unbounded, SYNC).await.unwrap();
+        assert_eq!(r.deleted, 1);
+        drop(store);
+        let store = open_sim(&disk, test_config(), &clock).await.unwrap();
+        assert_eq!(store.stats().keys, 0);
         store.close().await.unwrap();
     });
 }

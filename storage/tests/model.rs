@@ -3,8 +3,8 @@
 //! survive any crash, and that atomic batches stay atomic across crashes.
 //!
 //! Each seed drives one store (smallest segments, a small key space, occasional large values, so
-//! segments rotate and compaction has garbage to collect) through puts, deletes and atomic
-//! batches of mixed durability, issued alone or several at once (their first polls append them in
+//! segments rotate and compaction has garbage to collect) through puts, deletes, atomic
+//! batches and range deletes (one range tombstone each) of mixed durability, issued alone or several at once (their first polls append them in
 //! submission order, which is log order); gets and paged scans; checkpoints, compactions and
 //! syncs; clean close and reopen; power losses (`SimDisk::crash` with seeded loss and tearing, or
 //! `crash_losing_all_unsynced`), sometimes in the middle of an operation; and injected write or
@@ -261,6 +261,8 @@ enum Write {
     Put(Vec<u8>, Vec<u8>),
     Delete(Vec<u8>),
     Batch(Vec<BatchOp>),
+    /// Every key from the first up to the second (None: no end), one range tombstone.
+    RangeDelete(Vec<u8>, Option<Vec<u8>>),
 }
 
 impl std::fmt::Debug for Write {
@@ -271,6 +273,9 @@ impl std::fmt::Debug for Write {
         match self {
             Write::Put(k, v) => put(f, k, v),
             Write::Delete(k) => write!(f, "delete {}", show(k)),
+            Write::RangeDelete(lo, hi) => {
+                write!(f, "delete range {}..{}", show(lo), hi.as_deref().map_or("".into(), show))
+            }
             Write::Batch(ops) => {
                 write!(f, "batch [")?;
                 for op in ops {
@@ -333,8 +338,23 @@ impl Runner {
                 let seq = self.m.record(&key, None);
                 (Write::Delete(key), seq)
             }
+            _ if self.rng.gen_bool(0.25) => self.make_range_delete(),
             _ => self.make_batch(),
         }
+    }
+
+    /// A range delete over a few neighbouring keys, sometimes with no end. In the model it is a
+    /// delete of every key of the range, in key order (absent keys too: after a crash the
+    /// range must be empty unless a later write refilled it).
+    fn make_range_delete(&mut self) -> (Write, u64) {
+        let lo = self.rng.gen_range(0..KEYS);
+        let hi = lo + self.rng.gen_range(1..=8);
+        let mut last = 0;
+        for k in lo..hi.min(KEYS) {
+            last = self.m.record(&key_name(k), None);
+        }
+        let end = (hi < KEYS || self.rng.gen_bool(0.5)).then(|| key_name(hi));
+        (Write::RangeDelete(key_name(lo), end), last)
     }
 
     fn make_batch(&mut self) -> (Write, u64) {
@@ -381,6 +401,10 @@ impl Runner {
                         }
                         Write::Delete(k) => store.delete(k, d).await.map(drop),
                         Write::Batch(ops) => store.write_batch(ops, d).await.map(drop),
+                        Write::RangeDelete(lo, hi) => {
+                            let end = hi.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+                            store.delete_range(Bound::Included(lo), end, d).await.map(drop)
+                        }
                     };
                     if let Err(e) = &r {
                         assert!(matches!(e, Error::Poisoned { .. }), "write failed: {e:?}");

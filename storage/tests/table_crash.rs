@@ -1,5 +1,5 @@
-//! multiDelete is atomic across a crash: a power loss while its tombstones are on their way to
-//! the disk leaves every row of the batch deleted or none of them, on every seeded crash outcome
+//! multiDelete is atomic across a crash: a power loss while its range tombstone is on its way to
+//! the disk leaves every row deleted or none of them, on every seeded crash outcome
 //! of the simulated disk (which keeps a random subset of unsynced writes and may tear the last).
 
 mod common;
@@ -40,7 +40,7 @@ fn multi_delete_is_all_or_none_after_a_crash() {
             }
             ts.store().sync().await.unwrap();
 
-            // The tombstones are handed to the device but not synced when the power fails.
+            // The range tombstone is handed to the device but not synced when the power fails.
             let victim = [("device", s("victim"))];
             let req = RangeRequest::new(&victim, 1000);
             let o = ts.multi_delete("readings", &req, Durability::WriteNoSync).await.unwrap();

@@ -548,7 +548,7 @@ fn asc_timestamp_reverse_read_gives_newest_first() {
 }
 
 #[test]
-fn multi_delete_deletes_one_shard_key_range_in_batches() {
+fn multi_delete_deletes_one_shard_key_range_at_once() {
     run(|| async move {
         let (disk, clock) = (sim(9), ManualClock::new(T0_MS));
         let ts = open_tables(&disk, &clock).await.unwrap();
@@ -569,19 +569,19 @@ fn multi_delete_deletes_one_shard_key_range_in_batches() {
         let want: Vec<i64> = (0..30).rev().filter(|t| !(10..=20).contains(t)).collect();
         assert_eq!(timestamps(&page, &schema), want);
 
-        // The rest of d1 in batches of 5, following the resume token.
-        let mut req = RangeRequest::new(&d1, 5);
-        let mut batches = Vec::new();
-        loop {
-            let o = ts.multi_delete("readings", &req, SYNC).await.unwrap();
-            batches.push(o.deleted);
-            match o.resume {
-                Some(r) => req.resume = Some(r),
-                None => break,
-            }
-        }
-        assert_eq!(batches.iter().sum::<usize>(), 19);
-        assert!(batches.iter().all(|&b| b <= 5));
+        // A resume token still narrows the range: everything after ts 28 (ts is DESC).
+        let first = ts.multi_get("readings", &RangeRequest::new(&d1, 2)).await.unwrap();
+        assert_eq!(timestamps(&first, &schema), [29, 28]);
+        let mut req = RangeRequest::new(&d1, 1000);
+        req.resume = first.resume;
+        let o = ts.multi_delete("readings", &req, SYNC).await.unwrap();
+        assert_eq!(o, MultiDeleteOutcome { deleted: 17, resume: None });
+        let page = ts.multi_get("readings", &RangeRequest::new(&d1, 100)).await.unwrap();
+        assert_eq!(timestamps(&page, &schema), [29, 28]);
+
+        // The rest of d1 in one multiDelete, whatever its limit: the limit bounds nothing now.
+        let o = ts.multi_delete("readings", &RangeRequest::new(&d1, 1), SYNC).await.unwrap();
+        assert_eq!(o, MultiDeleteOutcome { deleted: 2, resume: None });
         assert!(ts
             .multi_get("readings", &RangeRequest::new(&d1, 100))
             .await

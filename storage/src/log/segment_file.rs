@@ -7,7 +7,10 @@ use crate::constants::SEGMENT_HEADER_BYTES;
 
 /// `"RINGSEG\0"`.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"RINGSEG\0";
-pub const SEGMENT_FORMAT_VERSION: u32 = 2;
+/// The format this build writes: 3 added the range tombstone (record kind 3).
+pub const SEGMENT_FORMAT_VERSION: u32 = 3;
+/// The formats this build reads: version 2 is version 3 without range tombstones.
+pub const SEGMENT_FORMAT_VERSIONS_READ: [u32; 2] = [2, SEGMENT_FORMAT_VERSION];
 
 /// The first 36 bytes of a segment; the rest of the header block is zero.
 #[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
@@ -69,7 +72,7 @@ pub fn check_header(block: &[u8], id: u32) -> Result<(), HeaderProblem> {
     if h.magic != SEGMENT_MAGIC || crc32c::crc32c(&h.as_bytes()[..32]) != h.crc.get() {
         return Err(HeaderProblem::Damaged("bad magic or header checksum".into()));
     }
-    if h.format_version.get() != SEGMENT_FORMAT_VERSION {
+    if !SEGMENT_FORMAT_VERSIONS_READ.contains(&h.format_version.get()) {
         return Err(HeaderProblem::Version(h.format_version.get()));
     }
     if h.segment_id.get() != id {

@@ -3,17 +3,18 @@
 //! A partial key (a leading prefix of the primary key) and an optional range on the next key
 //! field become one byte range of stored keys (`key/range.rs`). multiGet reads one page of it
 //! through [`Store::scan`], which collects the page's index entries in one synchronous step (one
-//! snapshot); multiDelete deletes one page with [`Store::delete_range`], which collects and
-//! tombstones in one synchronous step and one atomic batch. Both need the key to cover the shard
+//! snapshot); multiDelete deletes the whole range with [`Store::delete_range`]: one range
+//! tombstone, and every row of the range leaves the index in the same synchronous step. Both need the key to cover the shard
 //! key, so the rows live in one partition of one shard. A scan may give a shorter key (or none):
 //! within this shard it reads the same way, and the node fans it out to every shard; it runs only
-//! when the request sets `allow_full_scan` (Lindorm's rule). Every page ends with a resume token
-//! (the last stored key) when more rows may follow; a token must lie inside the request's range.
+//! when the request sets `allow_full_scan` (Lindorm's rule). Every read page ends with a resume
+//! token (the last stored key) when more rows may follow; a token must lie inside the request's
+//! range (a multiDelete with one deletes from it on, and never returns one).
 
 use crate::constants::{BATCH_OPS_MAX, SCAN_LIMIT_MAX};
 use crate::disk::Disk;
 use crate::log::group_commit::Durability;
-use crate::read::ScanRequest;
+use crate::read::{as_ref, bounds, ScanRequest};
 use crate::table::catalog::CatalogTable;
 use crate::table::error::{TableError, TableResult, WHOLE_KEY_SHARD_HINT};
 use crate::table::key::{key_range, partial_key_values, KeyByteRange};
@@ -45,9 +46,12 @@ impl<D: Disk> TableStore<D> {
         self.read_range(table, req, Reach::Scan).await
     }
 
-    /// Deletes the rows under a partial key covering the shard key: at most `req.limit` rows (up
-    /// to [`BATCH_OPS_MAX`]) in one atomic batch, so after a crash all of them are gone or none.
-    /// `resume` says where the next batch starts when rows remain.
+    /// Deletes every row under a partial key covering the shard key (and inside the request's
+    /// range on the next key field, after its `resume` if it has one), however many there are,
+    /// atomically: one range tombstone ([`TableStore::store`]'s `delete_range`), so a reader sees
+    /// all of the rows or none and after a crash all of them are gone or none. `req.limit` is
+    /// still checked (1..=[`BATCH_OPS_MAX`], as when it sized a batch) but bounds nothing; the
+    /// outcome's `resume` is always None.
     pub async fn multi_delete(
         &self,
         table: &str,
@@ -59,9 +63,9 @@ impl<D: Disk> TableStore<D> {
         if range.is_empty() {
             return Ok(MultiDeleteOutcome::default());
         }
-        let scan = scan_request(range, req, true);
-        let report = self.store.delete_range(&scan, durability).await?;
-        Ok(MultiDeleteOutcome { deleted: report.deleted, resume: report.resume })
+        let (start, end) = bounds(&scan_request(range, req, true));
+        let report = self.store.delete_range(as_ref(&start), as_ref(&end), durability).await?;
+        Ok(MultiDeleteOutcome { deleted: report.deleted, resume: None })
     }
 
     async fn read_range(

@@ -14,11 +14,10 @@ use std::rc::Rc;
 
 use crate::clock::Clock;
 use crate::config::StoreConfig;
-use crate::constants::BATCH_OPS_MAX;
 use crate::ddl;
 use crate::disk::Disk;
 use crate::log::group_commit::{Durability, DurableWait};
-use crate::read::ScanRequest;
+use crate::read::{as_ref, bounds, ScanRequest};
 use crate::store::{Store, WriteOptions};
 use crate::table::catalog::{Catalog, CatalogTable, Outcome};
 use crate::table::catalog_file;
@@ -133,18 +132,13 @@ impl<D: Disk> TableStore<D> {
         Ok(outcomes)
     }
 
-    /// Deletes every row of a dropped table, one atomic batch at a time, and syncs. A crash in
-    /// between leaves rows no request can reach (the table is gone from the catalog); compaction
-    /// drops them (`purge.rs`).
+    /// Deletes every row of a dropped table with one range tombstone (atomic), and syncs. A
+    /// crash between the catalog change and the tombstone leaves rows no request can reach (the
+    /// table is gone from the catalog); compaction drops them (`purge.rs`).
     async fn delete_table_rows(&self, id: TableId) -> OpResult<()> {
-        let mut req = ScanRequest::prefix(&table_prefix(id), BATCH_OPS_MAX);
-        loop {
-            let report = self.store.delete_range(&req, Durability::NoSync).await?;
-            match report.resume {
-                Some(resume) => req.resume = Some(resume),
-                None => break,
-            }
-        }
+        let prefix = table_prefix(id);
+        let (start, end) = bounds(&ScanRequest::prefix(&prefix, 1));
+        self.store.delete_range(as_ref(&start), as_ref(&end), Durability::NoSync).await?;
         Ok(self.store.sync().await?)
     }
 

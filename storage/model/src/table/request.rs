@@ -237,8 +237,9 @@ pub struct RowPage {
     pub resume: Option<Vec<u8>>,
 }
 
-/// What a multiDelete did: rows deleted in one atomic batch, and where to go on if the limit
-/// stopped it.
+/// What a multiDelete did: the rows it deleted, all in one atomic step (one range tombstone).
+/// `resume` is always None from this build (a multiDelete deletes its whole range); the field
+/// stays so the protocol's reply keeps its shape.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct MultiDeleteOutcome {
     pub deleted: usize,
