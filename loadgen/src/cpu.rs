@@ -114,10 +114,17 @@ mod tests {
     #[test]
     fn reads_this_process_threads_by_name() {
         let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let (started_tx, started) = std::sync::mpsc::channel::<()>();
+        // The new thread sets its own OS name before it runs the closure, so /proc shows the
+        // name only once the closure has started: wait for that, or the read can race it.
         let named = std::thread::Builder::new()
             .name("shard-7-3".into())
-            .spawn(move || rx.recv())
+            .spawn(move || {
+                started_tx.send(()).expect("started");
+                rx.recv()
+            })
             .expect("spawn");
+        started.recv().expect("the thread started");
         let threads = threads_cpu(std::process::id()).expect("task list");
         assert!(threads.iter().any(|t| t.name == "shard-7-3"), "{threads:?}");
         assert!(threads.iter().any(|t| t.tid == std::process::id()), "{threads:?}");
