@@ -410,3 +410,47 @@ fn errors_print_codes_and_set_exit_status() {
     let run = cli_at("127.0.0.1:1", &["-e", "STATS", "-f", "x.sql"], "");
     assert_eq!(run.status, Some(2), "{run:#?}");
 }
+
+/// Conditional writes through the CLI (issue 14): `IF ABSENT`, `IF PRESENT` and `IF VERSION`
+/// on UPSERT and DELETE, with the version token a one-row write prints fed to the next
+/// statement, in text and JSON; a failed condition writes nothing and names the current token.
+#[test]
+fn conditional_writes_use_the_printed_token() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let node = Node::start(&dir.path().join("data"), &[]);
+    let addr = node.addr();
+    let run = |sql: &str| cli(addr, &["-e", sql]).ok();
+    // "... (token T, version V)" or "... (the row's current token T, version V)": T.
+    let token_of = |out: &str| -> u64 {
+        let rest = &out[out.find("token ").expect("a token") + 6..];
+        rest[..rest.find(',').expect("a comma")].parse().expect("a number")
+    };
+    run("CREATE TABLE kv (id LONG, v STRING, PRIMARY KEY (id))");
+    let first = run("UPSERT INTO kv (id, v) VALUES (1, 'a') IF ABSENT");
+    assert!(first.starts_with("1 row written (token "), "{first}");
+    let t1 = token_of(&first);
+    let again = run("UPSERT INTO kv (id, v) VALUES (1, 'b') IF ABSENT");
+    assert!(again.starts_with("0 rows written; the condition failed for 1 row"), "{again}");
+    assert_eq!(token_of(&again), t1, "{again}");
+    let second = run(&format!("UPSERT INTO kv (id, v) VALUES (1, 'b') IF VERSION {t1}"));
+    let t2 = token_of(&second);
+    assert!(second.starts_with("1 row written") && t2 > t1, "{second}");
+    let stale = run(&format!("UPSERT INTO kv (id, v) VALUES (1, 'c') IF VERSION {t1}"));
+    assert!(stale.starts_with("0 rows written") && token_of(&stale) == t2, "{stale}");
+    let absent = run("UPSERT INTO kv (id, v) VALUES (2, 'x') IF PRESENT");
+    assert_eq!(absent, "0 rows written; the condition failed for 1 row\n");
+    let stale = run(&format!("DELETE FROM kv WHERE id = 1 IF VERSION {t1}"));
+    assert!(stale.starts_with("0 rows deleted; the condition failed"), "{stale}");
+    let out = cli(addr, &["--format", "json", "-e", "SELECT v FROM kv WHERE id = 1"]).ok();
+    assert_eq!(column(&out, "v"), vec![Json::from("b")], "nothing but IF VERSION t1 wrote");
+    assert_eq!(run(&format!("DELETE FROM kv WHERE id = 1 IF VERSION {t2}")), "1 row deleted\n");
+
+    let json =
+        cli(addr, &["--format", "json", "-e", "UPSERT INTO kv (id, v) VALUES (3, 'z')"]).ok();
+    let written = &json_lines(&json)[0];
+    assert_eq!(written["message"], "1 row written");
+    assert!(written["token"].as_u64().is_some() && written["version"].as_u64().is_some(), "{json}");
+    let stderr = cli(addr, &["-e", "DELETE FROM kv WHERE id >= 1 IF VERSION 5"]).failed(1, 802);
+    assert!(stderr.contains("the WHERE clause must give the whole primary key"), "{stderr}");
+    assert!(node.terminate().success());
+}

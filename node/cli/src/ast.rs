@@ -18,6 +18,8 @@ pub enum Statement {
         table: String,
         columns: Vec<String>,
         rows: Vec<Vec<Literal>>,
+        /// A trailing `IF ABSENT`, `IF PRESENT` or `IF VERSION token`, for every row.
+        condition: WriteCondition,
     },
     Select(Select),
     /// `DELETE FROM t WHERE <equalities> [AND <range>]`.
@@ -27,6 +29,8 @@ pub enum Statement {
         range: Option<RangeSpec>,
         /// See [`Select::more_range_fields`].
         more_range_fields: Vec<String>,
+        /// A trailing `IF VERSION token` (a delete of one row by its whole primary key only).
+        condition: WriteCondition,
     },
     /// `DESCRIBE t`, `DESC t`, `DESCRIBE TABLE t`.
     Describe {
@@ -68,4 +72,16 @@ pub struct RangeSpec {
     pub field: String,
     pub start: Bound<Literal>,
     pub end: Bound<Literal>,
+}
+
+/// The condition of a write (Oracle NoSQL's putIfAbsent, putIfPresent, putIfVersion and
+/// deleteIfVersion): `IF ABSENT`, `IF PRESENT`, `IF VERSION token`, where the token is what an
+/// earlier write of the row printed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WriteCondition {
+    #[default]
+    Always,
+    IfAbsent,
+    IfPresent,
+    IfVersion(u64),
 }

@@ -1,7 +1,7 @@
 //! The grammar of the statements the client itself understands: SELECT, UPSERT, DELETE and
 //! DESCRIBE (the EBNF is in [`super`]). Each function starts after the statement's first word.
 
-use super::ast::{Select, Statement};
+use super::ast::{Select, Statement, WriteCondition};
 use super::conditions::{self, Conditions};
 use super::cursor::{Cursor, Result};
 use super::error::{Problem, StatementError};
@@ -91,8 +91,25 @@ pub(crate) fn upsert(c: &mut Cursor<'_>) -> Result<Statement> {
             break;
         }
     }
-    c.finish(", and another row")?;
-    Ok(Statement::Upsert { table, columns, rows })
+    let condition = write_condition(c)?;
+    c.finish(if condition == WriteCondition::Always { ", another row or IF" } else { "" })?;
+    Ok(Statement::Upsert { table, columns, rows, condition })
+}
+
+/// `[ IF ABSENT | IF PRESENT | IF VERSION token ]`.
+fn write_condition(c: &mut Cursor<'_>) -> Result<WriteCondition> {
+    if !c.eat_keyword("IF") {
+        return Ok(WriteCondition::Always);
+    }
+    if c.eat_keyword("ABSENT") {
+        return Ok(WriteCondition::IfAbsent);
+    }
+    if c.eat_keyword("PRESENT") {
+        return Ok(WriteCondition::IfPresent);
+    }
+    c.expect_keyword("VERSION").map_err(|_| c.syntax("ABSENT, PRESENT or VERSION after IF"))?;
+    let token = c.count("a version token: the whole number a write of the row printed")?;
+    Ok(WriteCondition::IfVersion(token))
 }
 
 /// `( literal { , literal } )`: row number `number`, which must have `width` values.
@@ -126,8 +143,9 @@ pub(crate) fn delete(c: &mut Cursor<'_>) -> Result<Statement> {
     let (table, _) = c.name("a table name")?;
     c.expect_keyword("WHERE")?;
     let Conditions { key, range, more_range_fields } = conditions::parse(c)?;
-    c.finish("AND")?;
-    Ok(Statement::Delete { table, key, range, more_range_fields })
+    let condition = write_condition(c)?;
+    c.finish(if condition == WriteCondition::Always { "AND, IF VERSION" } else { "" })?;
+    Ok(Statement::Delete { table, key, range, more_range_fields, condition })
 }
 
 /// `DESCRIBE [TABLE] t` (or `DESC`); `DESCRIBE TABLE` alone describes a table named `TABLE`.

@@ -25,9 +25,10 @@
 //! statement  = admin_block | select | upsert | delete | describe | stats | topology | sql_ddl ;
 //! select     = SELECT ( "*" | name { "," name } ) FROM name [ WHERE conditions ]
 //!              [ ORDER BY name [ ASC | DESC ] ] [ LIMIT whole ] [ ALLOW FULL SCAN ] ;
-//! upsert     = UPSERT INTO name "(" name { "," name } ")" VALUES row { "," row } ;
+//! upsert     = UPSERT INTO name "(" name { "," name } ")" VALUES row { "," row } [ if ] ;
 //! row        = "(" literal { "," literal } ")" ;                  (* one literal per column *)
-//! delete     = DELETE FROM name WHERE conditions ;
+//! delete     = DELETE FROM name WHERE conditions [ if ] ;
+//! if         = IF ( ABSENT | PRESENT | VERSION whole ) ;          (* a token a write printed *)
 //! describe   = ( DESCRIBE | DESC ) [ TABLE ] name ;
 //! stats      = [ SHOW ] STATS ;
 //! topology   = [ SHOW ] TOPOLOGY ;
@@ -67,6 +68,7 @@ pub mod output;
 pub mod run;
 pub mod statement;
 mod timestamp;
+pub mod writes;
 
 pub use ast::{RangeSpec, Select, Statement};
 pub use error::{Place, Problem, StatementError};

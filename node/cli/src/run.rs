@@ -32,9 +32,11 @@ use ringstore_model::table::{
 };
 use ringstore_net::{Client, ClientError, ClientOptions, RangeQuery, ShardStats, Topology};
 
+use super::ast::WriteCondition;
 use super::error::{Problem, CODE_INVALID, CODE_LIMIT};
 use super::lex::{self, Kind, Punct};
 use super::limits::SCRIPT_BYTES_MAX;
+use super::writes::{self, count as count_text};
 use super::{admin, parse_script, to_optional_value, to_value};
 use super::{output, Format, Literal, LiteralError, RangeSpec, Select, Statement, StatementError};
 use serde_json::{json, Value as Json};
@@ -230,10 +232,12 @@ impl Session {
     fn dispatch(&mut self, statement: &Statement, out: &mut impl Write) -> Result<()> {
         let text = match statement {
             Statement::Ddl(text) => self.ddl(text)?,
-            Statement::Upsert { table, columns, rows } => self.upsert(table, columns, rows)?,
+            Statement::Upsert { table, columns, rows, condition } => {
+                self.upsert(table, columns, rows, *condition)?
+            }
             Statement::Select(select) => self.select(select)?,
-            Statement::Delete { table, key, range, more_range_fields } => {
-                self.delete(table, key, range.as_ref(), more_range_fields)?
+            Statement::Delete { table, key, range, more_range_fields, condition } => {
+                self.delete(table, key, range.as_ref(), more_range_fields, *condition)?
             }
             Statement::Describe { table } => {
                 let described = self.client.describe(table)?;
@@ -281,16 +285,25 @@ impl Session {
     }
 
     /// Types every row, then puts them one by one.
-    fn upsert(&mut self, table: &str, columns: &[String], rows: &[Vec<Literal>]) -> Result<String> {
+    fn upsert(
+        &mut self,
+        table: &str,
+        columns: &[String],
+        rows: &[Vec<Literal>],
+        condition: WriteCondition,
+    ) -> Result<String> {
         let described = self.schema(table)?;
         let typed = rows
             .iter()
             .map(|row| typed_row(described.schema(), columns, row))
             .collect::<Result<Vec<_>>>()?;
+        let mut outcomes = Vec::with_capacity(typed.len());
         for (i, row) in typed.iter().enumerate() {
-            self.client.put(table, row).map_err(|e| partly_done(e.into(), i, typed.len()))?;
+            let op = ringstore_net::WriteOp::Put { row };
+            let outcome = self.client.write(table, op, writes::options(condition));
+            outcomes.push(outcome.map_err(|e| partly_done(e.into(), i, typed.len()))?);
         }
-        Ok(self.format.message(&count_text(typed.len(), "written")))
+        Ok(writes::outcome_text(self.format, "written", &outcomes))
     }
 
     fn delete(
@@ -299,16 +312,28 @@ impl Session {
         key: &[(String, Literal)],
         range: Option<&RangeSpec>,
         more_range_fields: &[String],
+        condition: WriteCondition,
     ) -> Result<String> {
         let described = self.schema(table)?;
         let plan = key_plan(described.schema(), key, range, more_range_fields)?;
         let pairs = plan.pairs();
-        let deleted = if plan.full {
-            match self.client.delete(table, &pairs)? {
-                WriteOutcome::Deleted { existed } => usize::from(existed),
-                other => return Err(unexpected("a delete", &other)),
-            }
-        } else {
+        if plan.full {
+            let op = ringstore_net::WriteOp::Delete { key: &pairs };
+            let outcome = self.client.write(table, op, writes::options(condition))?;
+            return match outcome {
+                WriteOutcome::Deleted { .. } | WriteOutcome::ConditionFailed { .. } => {
+                    Ok(writes::outcome_text(self.format, "deleted", &[outcome]))
+                }
+                other => Err(unexpected("a delete", &other)),
+            };
+        }
+        if condition != WriteCondition::Always {
+            return Err(CliError::invalid(
+                "IF ABSENT, IF PRESENT and IF VERSION are for one row: the WHERE clause must \
+                 give the whole primary key (a multiDelete has no condition)",
+            ));
+        }
+        let deleted = {
             let mut query = RangeQuery::new(&pairs, self.page_rows.min(BATCH_OPS_MAX as u32));
             query.range = plan.range_ref();
             self.multi_delete(table, query)?
@@ -451,14 +476,6 @@ fn partly_done(e: CliError, done: usize, total: usize) -> CliError {
     }
     let message = format!("{} (row {} of {total}; {done} written before it)", e.message, done + 1);
     CliError::new(e.code, message)
-}
-
-/// `1 row written`, `3 rows deleted`.
-fn count_text(count: usize, verb: &str) -> String {
-    match count {
-        1 => format!("1 row {verb}"),
-        n => format!("{n} rows {verb}"),
-    }
 }
 
 /// A WHERE clause checked against a table's schema.

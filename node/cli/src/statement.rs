@@ -136,7 +136,7 @@ mod tests {
     use std::ops::Bound;
 
     use super::*;
-    use crate::ast::{RangeSpec, Select};
+    use crate::ast::{RangeSpec, Select, WriteCondition};
     use crate::error::Problem;
     use crate::literal::test_literals::{key, num, string};
 
@@ -249,6 +249,7 @@ mod tests {
                 table: "t".into(),
                 columns: vec!["a".into(), "b".into()],
                 rows: vec![vec![num("1"), string("x")], vec![num("-2"), string("it's; fine")]],
+                condition: WriteCondition::Always,
             }
         );
         let statement = one("upsert into t (a) values (NULL), (x''), (FALSE)");
@@ -257,6 +258,27 @@ mod tests {
             rows,
             [vec![Literal::Null], vec![Literal::Binary(Vec::new())], vec![Literal::Boolean(false)]]
         );
+    }
+
+    /// `IF ABSENT`, `IF PRESENT` and `IF VERSION token` end an UPSERT or a DELETE.
+    #[test]
+    fn write_conditions() {
+        let condition = |text: &str| match one(text) {
+            Statement::Upsert { condition, .. } | Statement::Delete { condition, .. } => condition,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(condition("UPSERT INTO t (a) VALUES (1) IF ABSENT"), WriteCondition::IfAbsent);
+        assert_eq!(condition("upsert into t (a) values (1) if present"), WriteCondition::IfPresent);
+        let v = condition("UPSERT INTO t (a) VALUES (1), (2) IF VERSION 123456789012");
+        assert_eq!(v, WriteCondition::IfVersion(123_456_789_012));
+        let d = condition("DELETE FROM t WHERE a = 1 IF VERSION 7");
+        assert_eq!(d, WriteCondition::IfVersion(7));
+        let e = parse_script("UPSERT INTO t (a) VALUES (1) IF LATER").expect_err("bad condition");
+        assert!(e.to_string().contains("ABSENT, PRESENT or VERSION after IF"), "{e}");
+        let e = parse_script("DELETE FROM t WHERE a = 1 IF VERSION x").expect_err("no token");
+        assert!(e.to_string().contains("a version token"), "{e}");
+        let e = parse_script("UPSERT INTO t (a) VALUES (1) IF ABSENT IF PRESENT").expect_err("two");
+        assert!(e.to_string().contains("the end of the statement"), "{e}");
     }
 
     #[test]
@@ -268,6 +290,7 @@ mod tests {
                 key: key(&[("productName", string("hat"))]),
                 range: range("productType", Bound::Included(string("a")), Bound::Unbounded),
                 more_range_fields: Vec::new(),
+                condition: WriteCondition::Always,
             }
         );
         let describe = |t: &str| Statement::Describe { table: t.into() };
