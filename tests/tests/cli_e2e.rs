@@ -454,3 +454,30 @@ fn conditional_writes_use_the_printed_token() {
     assert!(stderr.contains("the WHERE clause must give the whole primary key"), "{stderr}");
     assert!(node.terminate().success());
 }
+
+/// UPDATE sets and clears some non-key fields of one row and keeps the others (issue 14); it
+/// needs the whole primary key, refuses a key field, and takes IF VERSION like a write.
+#[test]
+fn update_changes_only_the_fields_it_names() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let node = Node::start(&dir.path().join("data"), &[]);
+    let addr = node.addr();
+    let run = |sql: &str| cli(addr, &["-e", sql]).ok();
+    run("CREATE TABLE p (id LONG, name STRING, qty INTEGER, note STRING, PRIMARY KEY (id))");
+    run("UPSERT INTO p (id, name, qty, note) VALUES (1, 'hat', 3, 'red')");
+    let out = run("UPDATE p SET qty = 4, note = NULL WHERE id = 1");
+    assert!(out.starts_with("1 row updated (token "), "{out}");
+    let row =
+        cli(addr, &["--format", "json", "-e", "SELECT name, qty, note FROM p WHERE id = 1"]).ok();
+    assert_eq!(column(&row, "name"), vec![Json::from("hat")], "kept");
+    assert_eq!(column(&row, "qty"), vec![Json::from(4)], "set");
+    assert_eq!(column(&row, "note"), vec![Json::Null], "cleared");
+    let stale = run("UPDATE p SET qty = 5 WHERE id = 1 IF VERSION 1");
+    assert!(stale.starts_with("0 rows updated; the condition failed"), "{stale}");
+    let stderr = cli(addr, &["-e", "UPDATE p SET qty = 5 WHERE id >= 1"]).failed(1, 802);
+    assert!(stderr.contains("must give the whole primary key (id)"), "{stderr}");
+    let stderr = cli(addr, &["-e", "UPDATE p SET nope = 5 WHERE id = 1"]).failed(1, 802);
+    assert!(stderr.contains("table p has no field nope"), "{stderr}");
+    cli(addr, &["-e", "UPDATE p SET id = 2 WHERE id = 1"]).failed(1, 229);
+    assert!(node.terminate().success());
+}

@@ -22,6 +22,17 @@ pub enum Statement {
         condition: WriteCondition,
     },
     Select(Select),
+    /// `UPDATE t SET f = v {, f = v} WHERE <the whole primary key> [IF ...]`: sets (or, with
+    /// NULL, clears) some non-key fields of one row.
+    Update {
+        table: String,
+        set: Vec<(String, Literal)>,
+        key: Vec<(String, Literal)>,
+        range: Option<RangeSpec>,
+        /// See [`Select::more_range_fields`].
+        more_range_fields: Vec<String>,
+        condition: WriteCondition,
+    },
     /// `DELETE FROM t WHERE <equalities> [AND <range>]`.
     Delete {
         table: String,

@@ -96,6 +96,29 @@ pub(crate) fn upsert(c: &mut Cursor<'_>) -> Result<Statement> {
     Ok(Statement::Upsert { table, columns, rows, condition })
 }
 
+/// `UPDATE t SET f = literal {, f = literal} WHERE conditions [IF ...]`, after `UPDATE`.
+pub(crate) fn update(c: &mut Cursor<'_>) -> Result<Statement> {
+    let (table, _) = c.name("a table name")?;
+    c.expect_keyword("SET")?;
+    let mut set: Vec<(String, Literal)> = Vec::new();
+    loop {
+        let (field, at) = c.name("a field name")?;
+        if set.iter().any(|(f, _)| *f == field) {
+            return Err(c.invalid(at, Problem::DuplicateColumn { column: field }));
+        }
+        c.expect_punct(Punct::Eq, "= and the new value")?;
+        set.push((field, c.literal()?));
+        if !c.eat_punct(Punct::Comma) {
+            break;
+        }
+    }
+    c.expect_keyword("WHERE")?;
+    let Conditions { key, range, more_range_fields } = conditions::parse(c)?;
+    let condition = write_condition(c)?;
+    c.finish(if condition == WriteCondition::Always { "AND, IF" } else { "" })?;
+    Ok(Statement::Update { table, set, key, range, more_range_fields, condition })
+}
+
 /// `[ IF ABSENT | IF PRESENT | IF VERSION token ]`.
 fn write_condition(c: &mut Cursor<'_>) -> Result<WriteCondition> {
     if !c.eat_keyword("IF") {

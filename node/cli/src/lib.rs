@@ -22,11 +22,13 @@
 //!
 //! ```text
 //! script     = { ";" } [ statement { ";" { ";" } [ statement ] } ] ;   (* admin blocks need no ";" *)
-//! statement  = admin_block | select | upsert | delete | describe | stats | topology | sql_ddl ;
+//! statement  = admin_block | select | upsert | update | delete | describe | stats | topology
+//!            | sql_ddl ;
 //! select     = SELECT ( "*" | name { "," name } ) FROM name [ WHERE conditions ]
 //!              [ ORDER BY name [ ASC | DESC ] ] [ LIMIT whole ] [ ALLOW FULL SCAN ] ;
 //! upsert     = UPSERT INTO name "(" name { "," name } ")" VALUES row { "," row } [ if ] ;
 //! row        = "(" literal { "," literal } ")" ;                  (* one literal per column *)
+//! update     = UPDATE name SET name "=" literal { "," name "=" literal } WHERE conditions [ if ] ;
 //! delete     = DELETE FROM name WHERE conditions [ if ] ;
 //! if         = IF ( ABSENT | PRESENT | VERSION whole ) ;          (* a token a write printed *)
 //! describe   = ( DESCRIBE | DESC ) [ TABLE ] name ;

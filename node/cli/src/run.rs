@@ -236,6 +236,10 @@ impl Session {
                 self.upsert(table, columns, rows, *condition)?
             }
             Statement::Select(select) => self.select(select)?,
+            Statement::Update { table, set, key, range, more_range_fields, condition } => {
+                let at = (key.as_slice(), range.as_ref(), more_range_fields.as_slice());
+                self.update(table, set, at, *condition)?
+            }
             Statement::Delete { table, key, range, more_range_fields, condition } => {
                 self.delete(table, key, range.as_ref(), more_range_fields, *condition)?
             }
@@ -304,6 +308,37 @@ impl Session {
             outcomes.push(outcome.map_err(|e| partly_done(e.into(), i, typed.len()))?);
         }
         Ok(writes::outcome_text(self.format, "written", &outcomes))
+    }
+
+    /// UPDATE: sets or clears some non-key fields of the one row the WHERE clause names.
+    fn update(
+        &mut self,
+        table: &str,
+        set: &[(String, Literal)],
+        (key, range, more_range_fields): (&[(String, Literal)], Option<&RangeSpec>, &[String]),
+        condition: WriteCondition,
+    ) -> Result<String> {
+        let described = self.schema(table)?;
+        let schema = described.schema();
+        let plan = key_plan(schema, key, range, more_range_fields)?;
+        if !plan.full {
+            return Err(CliError::invalid(format!(
+                "UPDATE changes one row: the WHERE clause must give the whole primary key {}",
+                key_list(schema, schema.primary_key().len())
+            )));
+        }
+        let mut typed: Vec<(&str, Option<Value>)> = Vec::with_capacity(set.len());
+        for (field, literal) in set {
+            let Some((_, f)) = schema.field(field) else {
+                let table = schema.name();
+                return Err(CliError::invalid(format!("table {table} has no field {field}")));
+            };
+            typed.push((field.as_str(), to_optional_value(literal, f.ty(), field)?));
+        }
+        let pairs = plan.pairs();
+        let op = ringstore_net::WriteOp::Update { key: &pairs, set: &typed };
+        let outcome = self.client.write(table, op, writes::options(condition))?;
+        Ok(writes::outcome_text(self.format, "updated", &[outcome]))
     }
 
     fn delete(
@@ -420,6 +455,7 @@ impl Session {
 fn table_of(statement: &Statement) -> Option<&str> {
     match statement {
         Statement::Upsert { table, .. }
+        | Statement::Update { table, .. }
         | Statement::Delete { table, .. }
         | Statement::Describe { table } => Some(table),
         Statement::Select(select) => Some(&select.table),

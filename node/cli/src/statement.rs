@@ -88,7 +88,7 @@ fn unterminated(text: &str, number: usize, u: lex::Unterminated) -> StatementErr
 /// SQL DDL verbs: a statement starting with one goes to the server verbatim.
 const DDL_VERBS: [&str; 5] = ["CREATE", "DROP", "ALTER", "TRUNCATE", "SHOW"];
 
-const STATEMENT_EXPECTED: &str = "a statement: SELECT, UPSERT, DELETE, DESCRIBE, STATS, \
+const STATEMENT_EXPECTED: &str = "a statement: SELECT, UPSERT, UPDATE, DELETE, DESCRIBE, STATS, \
      TOPOLOGY, CREATE, DROP, ALTER, TRUNCATE, SHOW, or an admin CLI script";
 
 /// One SQL statement, by its first word.
@@ -101,6 +101,9 @@ fn sql_statement(c: &mut Cursor<'_>) -> Result<Statement> {
     }
     if c.eat_keyword("DELETE") {
         return dml::delete(c);
+    }
+    if c.eat_keyword("UPDATE") {
+        return dml::update(c);
     }
     if c.eat_keyword("DESCRIBE") || c.eat_keyword("DESC") {
         return dml::describe(c);
@@ -279,6 +282,21 @@ mod tests {
         assert!(e.to_string().contains("a version token"), "{e}");
         let e = parse_script("UPSERT INTO t (a) VALUES (1) IF ABSENT IF PRESENT").expect_err("two");
         assert!(e.to_string().contains("the end of the statement"), "{e}");
+    }
+
+    #[test]
+    fn update_sets_fields_of_one_row() {
+        let statement = one("UPDATE t SET b = 'x', c = NULL WHERE a = 1 IF PRESENT");
+        let Statement::Update { table, set, key: k, condition, .. } = statement else {
+            panic!("{statement:?}")
+        };
+        assert_eq!((table.as_str(), condition), ("t", WriteCondition::IfPresent));
+        assert_eq!(set, [("b".to_owned(), string("x")), ("c".to_owned(), Literal::Null)]);
+        assert_eq!(k, key(&[("a", num("1"))]));
+        let e = parse_script("UPDATE t SET b = 1, b = 2 WHERE a = 1").expect_err("b twice");
+        assert!(e.to_string().contains('b'), "{e}");
+        assert!(parse_script("UPDATE t SET b 1 WHERE a = 1").is_err(), "no =");
+        assert!(parse_script("UPDATE t SET b = 1").is_err(), "no WHERE");
     }
 
     #[test]
