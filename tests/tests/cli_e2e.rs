@@ -481,3 +481,39 @@ fn update_changes_only_the_fields_it_names() {
     cli(addr, &["-e", "UPDATE p SET id = 2 WHERE id = 1"]).failed(1, 229);
     assert!(node.terminate().success());
 }
+
+/// ALTER TABLE through the CLI (issue 14): DESCRIBE shows the options CREATE set (versions, TTL,
+/// version offset) and those ALTER changed, with the others kept; a bad value (112) and an
+/// unknown table (201) are refused. What the options do to reads and writes is proven in
+/// storage/tests/table_ops.rs (alter_table_changes_versions_ttl_and_the_version_window).
+#[test]
+fn alter_table_changes_the_options_describe_shows() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let node = Node::start(&dir.path().join("data"), &[]);
+    let addr = node.addr();
+    let run = |sql: &str| cli(addr, &["-e", sql]).ok();
+    let create = "CREATE TABLE pr (sku STRING, price LONG, PRIMARY KEY (sku)) WITH VERSIONS 3 \
+                  WITH VERSION OFFSET 2 DAYS USING TTL 30 DAYS";
+    assert_eq!(run(create), "table created (id 1)\n");
+    let options = |addr| {
+        let out = cli(addr, &["--format", "json", "-e", "DESCRIBE pr"]).ok();
+        json_lines(&out)[1]["table pr"].clone()
+    };
+    let before = options(addr);
+    assert_eq!(
+        (&before["max_versions"], &before["ttl_seconds"], &before["max_version_offset_seconds"]),
+        (&Json::from(3), &Json::from(30 * 86_400), &Json::from(2 * 86_400)),
+        "{before}"
+    );
+    let altered = run("ALTER TABLE pr USING TTL NONE WITH VERSION OFFSET 60 SECONDS");
+    assert_eq!(altered, "table altered (id 1)\n");
+    let after = options(addr);
+    assert_eq!(
+        (&after["max_versions"], &after["ttl_seconds"], &after["max_version_offset_seconds"]),
+        (&Json::from(3), &Json::Null, &Json::from(60)),
+        "{after}"
+    );
+    cli(addr, &["-e", "ALTER TABLE pr WITH VERSIONS 0"]).failed(1, 112);
+    cli(addr, &["-e", "ALTER TABLE nope WITH VERSIONS 2"]).failed(1, 201);
+    assert!(node.terminate().success());
+}

@@ -23,17 +23,17 @@ pub trait NameSource {
 
 /// Words that start a statement.
 pub const STATEMENT_WORDS: &[&str] = &[
-    "SELECT", "UPSERT", "DELETE", "DESCRIBE", "DESC", "STATS", "TOPOLOGY", "SHOW", "CREATE",
-    "DROP", "EXIT", "QUIT",
+    "SELECT", "UPSERT", "UPDATE", "DELETE", "DESCRIBE", "DESC", "STATS", "TOPOLOGY", "SHOW",
+    "CREATE", "DROP", "ALTER", "EXIT", "QUIT",
 ];
 
-/// Words that go on a SELECT, UPSERT or DELETE: clauses and literals.
+/// Words that go on a SELECT, UPSERT, UPDATE or DELETE: clauses, conditions and literals.
 pub const DML_WORDS: &[&str] = &[
     "FROM", "WHERE", "AND", "ORDER", "BY", "ASC", "DESC", "LIMIT", "ALLOW", "FULL", "SCAN", "INTO",
-    "VALUES", "BETWEEN", "TRUE", "FALSE", "NULL",
+    "VALUES", "BETWEEN", "TRUE", "FALSE", "NULL", "SET", "IF", "ABSENT", "PRESENT", "VERSION",
 ];
 
-/// Words that go on a CREATE or DROP: DDL words and field types.
+/// Words that go on a CREATE, DROP or ALTER: DDL words, table options and field types.
 pub const DDL_WORDS: &[&str] = &[
     "TABLE",
     "IF",
@@ -44,6 +44,12 @@ pub const DDL_WORDS: &[&str] = &[
     "SHARD",
     "USING",
     "TTL",
+    "NONE",
+    "WITH",
+    "VERSIONS",
+    "VERSION",
+    "OFFSET",
+    "SECONDS",
     "DAYS",
     "HOURS",
     "STRING",
@@ -59,9 +65,9 @@ pub const DDL_WORDS: &[&str] = &[
 
 /// The words that go on a statement starting with `first`.
 fn clause_words(first: &str) -> Vec<&'static str> {
-    if is_keyword(first, &["SELECT", "UPSERT", "DELETE"]) {
+    if is_keyword(first, &["SELECT", "UPSERT", "UPDATE", "DELETE"]) {
         DML_WORDS.to_vec()
-    } else if is_keyword(first, &["CREATE", "DROP"]) {
+    } else if is_keyword(first, &["CREATE", "DROP", "ALTER"]) {
         DDL_WORDS.to_vec()
     } else if is_keyword(first, &["SHOW"]) {
         vec!["TABLES", "STATS", "TOPOLOGY"]
@@ -73,7 +79,7 @@ fn clause_words(first: &str) -> Vec<&'static str> {
 }
 
 /// Words after which a table name comes.
-const TABLE_BEFORE: &[&str] = &["FROM", "INTO", "TABLE", "EXISTS"];
+const TABLE_BEFORE: &[&str] = &["FROM", "INTO", "UPDATE", "TABLE", "EXISTS"];
 
 /// Completes the word that ends at byte `pos` of `line`, the statement's earlier lines being
 /// `earlier` (empty, or whole lines ending in `\n`). Gives the byte offset in `line` where the
@@ -262,6 +268,8 @@ mod tests {
         assert_eq!(at_end("", "DESCRIBE o").1, strings(&["order_lines", "orders"]));
         assert_eq!(at_end("", "DESC TABLE ev").1, strings(&["events"]));
         assert_eq!(at_end("", "DROP TABLE IF EXISTS ev").1, strings(&["events"]));
+        assert_eq!(at_end("", "UPDATE ev").1, strings(&["events"]));
+        assert_eq!(at_end("", "UPDATE orders SET us").1, strings(&["userid"]));
         assert_eq!(at_end("SELECT *\n", "FROM ev").1, strings(&["events"]), "an earlier line");
         assert!(at_end("", "SELECT * FROM Ord").1.is_empty(), "names are case-sensitive");
     }
