@@ -101,11 +101,17 @@ fn longs(values: impl IntoIterator<Item = i64>) -> Vec<Json> {
     values.into_iter().map(Json::from).collect()
 }
 
+/// A node on a fresh data directory, which lives as long as the returned guard.
+fn fresh_node() -> (tempfile::TempDir, Node) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let node = Node::start(&dir.path().join("data"), &[]);
+    (dir, node)
+}
+
 /// The seed's admin CLI script, then rows of the seed's table written and read back.
 #[test]
 fn seed_script_and_single_row_statements() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let node = Node::start(&dir.path().join("data"), &[]);
+    let (_dir, node) = fresh_node();
     let addr = node.addr();
 
     let out = cli(addr, &["-e", SEED_SINGLE_KEY_SCRIPT]).ok();
@@ -176,8 +182,7 @@ fn seed_script_and_single_row_statements() {
 #[allow(clippy::too_many_lines, reason = "one scenario, read top to bottom")]
 #[test]
 fn partial_keys_ranges_and_scans() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let node = Node::start(&dir.path().join("data"), &[]);
+    let (dir, node) = fresh_node();
     let addr = node.addr();
 
     let mut script = String::from(
@@ -305,8 +310,7 @@ fn partial_keys_ranges_and_scans() {
 /// docs/CLI.md's example of DESCRIBE in JSON is what the CLI prints for its table.
 #[test]
 fn describe_json_is_as_documented() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let node = Node::start(&dir.path().join("data"), &[]);
+    let (_dir, node) = fresh_node();
     let addr = node.addr();
     let create = "CREATE TABLE t (g STRING, id LONG, v STRING, PRIMARY KEY (SHARD(g), id DESC))";
     assert_eq!(cli(addr, &["-e", create]).ok(), "table created (id 1)\n");
@@ -324,8 +328,7 @@ fn describe_json_is_as_documented() {
 /// STATS and TOPOLOGY in both formats, and a script read from stdin.
 #[test]
 fn stats_topology_and_stdin_scripts() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let node = Node::start(&dir.path().join("data"), &[]);
+    let (_dir, node) = fresh_node();
     let addr = node.addr();
 
     let out = cli(addr, &["-e", "STATS; SHOW TOPOLOGY"]).ok();
@@ -354,8 +357,7 @@ fn stats_topology_and_stdin_scripts() {
 /// local error exit 1, a node that can not be reached and bad arguments exit 2.
 #[test]
 fn errors_print_codes_and_set_exit_status() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let node = Node::start(&dir.path().join("data"), &[]);
+    let (_dir, node) = fresh_node();
     let addr = node.addr();
 
     let run = cli(addr, &["-e", "SELECT * FROM nope WHERE a = 1; STATS"]);
@@ -416,8 +418,7 @@ fn errors_print_codes_and_set_exit_status() {
 /// statement, in text and JSON; a failed condition writes nothing and names the current token.
 #[test]
 fn conditional_writes_use_the_printed_token() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let node = Node::start(&dir.path().join("data"), &[]);
+    let (_dir, node) = fresh_node();
     let addr = node.addr();
     let run = |sql: &str| cli(addr, &["-e", sql]).ok();
     // "... (token T, version V)" or "... (the row's current token T, version V)": T.
@@ -459,8 +460,7 @@ fn conditional_writes_use_the_printed_token() {
 /// needs the whole primary key, refuses a key field, and takes IF VERSION like a write.
 #[test]
 fn update_changes_only_the_fields_it_names() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let node = Node::start(&dir.path().join("data"), &[]);
+    let (_dir, node) = fresh_node();
     let addr = node.addr();
     let run = |sql: &str| cli(addr, &["-e", sql]).ok();
     run("CREATE TABLE p (id LONG, name STRING, qty INTEGER, note STRING, PRIMARY KEY (id))");
@@ -488,8 +488,7 @@ fn update_changes_only_the_fields_it_names() {
 /// storage/tests/table_ops.rs (alter_table_changes_versions_ttl_and_the_version_window).
 #[test]
 fn alter_table_changes_the_options_describe_shows() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let node = Node::start(&dir.path().join("data"), &[]);
+    let (_dir, node) = fresh_node();
     let addr = node.addr();
     let run = |sql: &str| cli(addr, &["-e", sql]).ok();
     let create = "CREATE TABLE pr (sku STRING, price LONG, PRIMARY KEY (sku)) WITH VERSIONS 3 \
