@@ -20,7 +20,7 @@ use std::collections::{BTreeSet, HashSet};
 
 use node_common::*;
 use ringstore_net::request::{RangeBody, Request, WriteBody, WriteOptions};
-use ringstore_net::{response, Connection, FieldsBuf, RangeQuery, ShardStats};
+use ringstore_net::{response, Client, Connection, FieldsBuf, RangeQuery, ShardStats};
 use ringstore_storage::table::{
     CatalogTable, Outcome, RangeBound, TableRow, Value, VersionSelect, WriteOutcome,
 };
@@ -320,6 +320,32 @@ fn scan_all(mut scan_page: impl FnMut(Option<Vec<u8>>) -> ringstore_net::Rows) -
     panic!("the scan did not end in 10000 pages");
 }
 
+/// Every id of a scan of `kv` coordinated by `shard` from its own port, 7 rows per page, the
+/// Scan body shaped by `shape` (no key).
+fn scan_all_on_port(node: &Node, shard: usize, shape: impl Fn(&mut RangeBody<'_>)) -> Vec<i64> {
+    let mut conn = connect(shard_addr(node, shard));
+    let no_key = FieldsBuf::new();
+    scan_all(|resume| {
+        let mut range = RangeBody::new(no_key.list(), 7);
+        shape(&mut range);
+        range.resume = resume.as_deref();
+        let reply = conn.call(&Request::Scan { table: "kv", range }, Durability::Sync);
+        response::decode_page(&reply.expect("scan").into_result().expect("ok").body).expect("page")
+    })
+}
+
+/// A 2-shard node whose `kv` table holds ids `0..rows`, and a client of it.
+fn node_with_kv(data: &std::path::Path, rows: i64, generation: &str) -> (Node, Client) {
+    let node = Node::start(data, &[]);
+    let mut c = node.client();
+    c.ddl(KV_DDL).expect("create kv");
+    c.with_durability(Durability::NoSync);
+    for id in 0..rows {
+        c.put("kv", &kv_row(id, &value_of(id, generation))).expect("put");
+    }
+    (node, c)
+}
+
 fn assert_each_once(ids: &[i64], expected: std::ops::Range<i64>, via: &str) {
     let distinct: BTreeSet<i64> = ids.iter().copied().collect();
     assert_eq!(distinct.len(), ids.len(), "{via}: a row came twice");
@@ -330,13 +356,9 @@ fn assert_each_once(ids: &[i64], expected: std::ops::Range<i64>, via: &str) {
 fn full_scan_pages_cover_every_row_of_both_shards_once() {
     const SCAN_ROWS: i64 = 300;
     let (_dir, data) = data_dir();
-    let node = Node::start(&data, &[]);
-    let mut c = node.client();
-    c.ddl(KV_DDL).expect("create kv");
-    c.with_durability(Durability::NoSync);
+    let (node, mut c) = node_with_kv(&data, SCAN_ROWS, "s");
     let mut on_shard = [0; TEST_SHARDS];
     for id in 0..SCAN_ROWS {
-        c.put("kv", &kv_row(id, &value_of(id, "s"))).expect("put");
         on_shard[kv_owner(&mut c, id)] += 1;
     }
     assert!(on_shard.iter().all(|n| *n > 0), "{on_shard:?}");
@@ -352,16 +374,7 @@ fn full_scan_pages_cover_every_row_of_both_shards_once() {
 
     // Through each shard's own port: that shard coordinates.
     for shard in 0..TEST_SHARDS {
-        let mut conn = connect(shard_addr(&node, shard));
-        let no_key = FieldsBuf::new();
-        let ids = scan_all(|resume| {
-            let mut range = RangeBody::new(no_key.list(), 7);
-            range.allow_full_scan = true;
-            range.resume = resume.as_deref();
-            let reply = conn.call(&Request::Scan { table: "kv", range }, Durability::Sync);
-            response::decode_page(&reply.expect("scan").into_result().expect("ok").body)
-                .expect("page")
-        });
+        let ids = scan_all_on_port(&node, shard, |range| range.allow_full_scan = true);
         assert_each_once(&ids, 0..SCAN_ROWS, &format!("shard {shard}'s port"));
     }
 
@@ -415,13 +428,7 @@ fn full_scan_pages_cover_every_row_of_both_shards_once() {
 fn bounded_scan_merges_both_shards_in_key_order() {
     const SCAN_ROWS: i64 = 300;
     let (_dir, data) = data_dir();
-    let node = Node::start(&data, &[]);
-    let mut c = node.client();
-    c.ddl(KV_DDL).expect("create kv");
-    c.with_durability(Durability::NoSync);
-    for id in 0..SCAN_ROWS {
-        c.put("kv", &kv_row(id, &value_of(id, "m"))).expect("put");
-    }
+    let (node, mut c) = node_with_kv(&data, SCAN_ROWS, "m");
     let bound = |id: i64, inclusive: bool| Some(RangeBound { value: Value::Long(id), inclusive });
     for reverse in [false, true] {
         let ids = scan_all(|resume| {
@@ -439,19 +446,12 @@ fn bounded_scan_merges_both_shards_in_key_order() {
     }
     // Coordinated by each shard from its own port, with a one-sided range.
     for shard in 0..TEST_SHARDS {
-        let mut conn = connect(shard_addr(&node, shard));
-        let no_key = FieldsBuf::new();
-        let ids = scan_all(|resume| {
-            let mut range = RangeBody::new(no_key.list(), 7);
+        let ids = scan_all_on_port(&node, shard, |range| {
             let from = ringstore_net::request::Bound {
                 value: ringstore_net::ValueRef::Long(280),
                 inclusive: false,
             };
             range.range = Some(("id", Some(from), None));
-            range.resume = resume.as_deref();
-            let reply = conn.call(&Request::Scan { table: "kv", range }, Durability::Sync);
-            response::decode_page(&reply.expect("scan").into_result().expect("ok").body)
-                .expect("page")
         });
         assert_eq!(ids, (281..SCAN_ROWS).collect::<Vec<_>>(), "shard {shard}'s port");
     }

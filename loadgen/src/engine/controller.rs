@@ -67,8 +67,9 @@ pub fn run(
     let times = start_clock(&spec);
     shared.times.set(times).expect("set once");
     go.wait();
-    let cpu = spec.server_pid.map(|pid| node_cpu_at(pid, times.measure_from));
-    let own_cpu = cpu_at(std::process::id(), times.measure_from);
+    let cpu = spec.server_pid.map(|pid| read_at(times.measure_from, move || read_node_cpu(pid)));
+    let own = std::process::id();
+    let own_cpu = read_at(times.measure_from, move || read_cpu(own));
     let interval_count =
         spec.duration.map(|d| d.as_millis().div_ceil(u128::from(INTERVAL_MS)) as usize);
     let intervals = collect_intervals(&rx, threads, topology.shards(), interval_count, progress);
@@ -217,15 +218,6 @@ fn read_node_cpu(pid: u32) -> Result<NodeCpu, String> {
     Ok(NodeCpu { process: read_cpu(pid)?, threads })
 }
 
-/// As [`cpu_at`], for the node: its process and thread CPU times when the measured phase starts.
-fn node_cpu_at(pid: u32, from: Instant) -> std::thread::JoinHandle<Result<NodeCpu, String>> {
-    std::thread::spawn(move || {
-        // Waiting out the warm-up is the point here, not a synchronisation.
-        std::thread::sleep(from.saturating_duration_since(Instant::now()));
-        read_node_cpu(pid)
-    })
-}
-
 /// The node's CPU seconds since `meter` read them, and each of its `shards` shards' seconds.
 fn node_cpu_since(
     meter: std::thread::JoinHandle<Result<NodeCpu, String>>,
@@ -245,13 +237,16 @@ fn to_next_wall_second(after: Duration) -> Duration {
     Duration::from_nanos(u64::from(1_000_000_000 - into) % 1_000_000_000)
 }
 
-/// Reads the node's CPU time when the measured phase starts; the end is read when the workers
-/// are done (so the last replies of a timed run add a little to it).
-fn cpu_at(pid: u32, from: Instant) -> std::thread::JoinHandle<Result<Duration, String>> {
+/// Runs `read` (a CPU time reading) when the measured phase starts, at `from`; the end is read
+/// when the workers are done (so the last replies of a timed run add a little to it).
+fn read_at<T: Send + 'static>(
+    from: Instant,
+    read: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> std::thread::JoinHandle<Result<T, String>> {
     std::thread::spawn(move || {
         // Waiting out the warm-up is the point here, not a synchronisation.
         std::thread::sleep(from.saturating_duration_since(Instant::now()));
-        read_cpu(pid)
+        read()
     })
 }
 

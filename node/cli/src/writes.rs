@@ -25,11 +25,10 @@ pub fn options(condition: WriteCondition) -> WriteOptions {
 /// What the outcomes of an UPSERT's rows (`verb` "written") or a one-row DELETE ("deleted")
 /// print: the count, the rows a condition kept from being written, and for one row its token.
 pub fn outcome_text(format: Format, verb: &str, outcomes: &[WriteOutcome]) -> String {
-    let done = outcomes.iter().filter(|o| !matches!(o, WriteOutcome::ConditionFailed { .. }));
-    let done = done.filter(|o| !matches!(o, WriteOutcome::Deleted { existed: false })).count();
-    let failed = outcomes.len()
-        - outcomes.iter().filter(|o| !matches!(o, WriteOutcome::ConditionFailed { .. })).count();
-    let mut text = count(done, verb);
+    let failed = outcomes.iter().filter(|o| matches!(o, WriteOutcome::ConditionFailed { .. }));
+    let failed = failed.count();
+    let gone = outcomes.iter().filter(|o| matches!(o, WriteOutcome::Deleted { existed: false }));
+    let mut text = count(outcomes.len() - failed - gone.count(), verb);
     if failed > 0 {
         text.push_str(&format!("; the condition failed for {}", count(failed, "")));
         text.truncate(text.trim_end().len());
