@@ -114,10 +114,20 @@ async fn compact_segment<D: Disk>(
     // mid-block: scan only the bytes the file has.
     let size = file.size().await.map_err(|e| Error::io("stat", &path, e))?;
     let mut scanner = SegmentScanner::new(&*file, id, SEGMENT_HEADER_BYTES, size.min(end));
-    while let Some(item) = scanner.next().await.map_err(|e| Error::io("read", &path, e))? {
+    // Puts the dead-record map names are dropped on their verified header alone.
+    let known_dead = |offset| shared.state.borrow().segments.is_dead(id, offset);
+    let mut clock = ScanClock::default();
+    while let Some(item) =
+        scanner.next_unless(known_dead).await.map_err(|e| Error::io("read", &path, e))?
+    {
         match item {
+            ScanItem::Skipped { .. } => {
+                report.records_dropped += 1;
+                report.records_known_dead += 1;
+            }
             ScanItem::Record(r) => {
-                let moved = move_if_live(shared, id, &r, report)?;
+                let now = clock.now_ms(shared);
+                let moved = move_if_live(shared, id, &r, now, report)?;
                 throttle(shared, moved).await?;
             }
             ScanItem::Corrupt { offset, lsn, what } => {
@@ -165,22 +175,41 @@ async fn throttle<D: Disk>(shared: &Shared<D>, moved_seq: Option<u64>) -> Result
     group_commit::wait_durable(shared, seq, Durability::WriteNoSync).await
 }
 
+/// Records compaction decides on with one reading of the clock. A reading up to this many
+/// records old only makes compaction copy a record that expired meanwhile, never drop one that
+/// has not (reads filter expired versions anyway, and the next compaction drops it).
+const RECORDS_PER_CLOCK_READ: u32 = 1024;
+
+/// The time compaction compares expiries against, read once per [`RECORDS_PER_CLOCK_READ`].
+#[derive(Default)]
+struct ScanClock {
+    now_ms: u64,
+    uses_left: u32,
+}
+
+impl ScanClock {
+    fn now_ms<D: Disk>(&mut self, shared: &Shared<D>) -> u64 {
+        if self.uses_left == 0 {
+            self.now_ms = shared.clock.now_ms();
+            self.uses_left = RECORDS_PER_CLOCK_READ;
+        }
+        self.uses_left -= 1;
+        self.now_ms
+    }
+}
+
 /// Copies one record forward if the store still needs it; returns the copy's append sequence.
+/// `now` is the time expiries are compared against (at most a little old: see [`ScanClock`]).
 fn move_if_live<D: Disk>(
     shared: &Shared<D>,
     id: u32,
     r: &ScannedRecord,
+    now: u64,
     report: &mut CompactionReport,
 ) -> Result<Option<u64>> {
-    let now = shared.clock.now_ms();
     let mut st = shared.state.borrow_mut();
     let loc = Location::new(id, r.offset, r.padded_len);
-    // A record a later write replaced since the store opened is marked dead: no index search.
-    if r.meta.kind == RecordKind::Put && st.segments.is_dead(id, r.offset) {
-        report.records_dropped += 1;
-        report.records_known_dead += 1;
-        return Ok(None);
-    }
+    // Puts the dead-record map names never get here: the scanner skipped them.
     let keep = match r.meta.kind {
         RecordKind::Put => st.index.get(&r.key).is_some_and(|e| e.location() == loc),
         // A tombstone, of one key or of a range, matters only to replay, which skips every

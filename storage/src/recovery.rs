@@ -276,6 +276,8 @@ async fn replay_segment<F: DiskFile>(
                 tracing::warn!(segment = id, offset, %what, "torn tail cut");
                 report.torn_tails.push((id, offset, what));
             }
+            // `next` skips nothing; only compaction asks the scanner to.
+            ScanItem::Skipped { .. } => {}
         }
     }
     replay.discard_batch(report);

@@ -7,7 +7,8 @@
 //! Each segment also keeps [`DeadRecords`]: the records a later write replaced or deleted since
 //! the store opened, one bit per [`DEAD_MAP_UNIT_BYTES`] of the segment. Compaction drops a
 //! marked record without asking the index whether it is live, which under an overwrite load is
-//! most of the records it reads (see `compaction::move_if_live`).
+//! most of the records it reads: the scanner steps over them after checking only their header
+//! (`SegmentScanner::next_unless`, `compaction::compact_segment`).
 
 use std::collections::BTreeMap;
 use std::rc::Rc;

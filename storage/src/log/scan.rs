@@ -18,7 +18,7 @@ use std::io;
 
 use crate::constants::*;
 use crate::disk::DiskFile;
-use crate::record::{self, DecodeError, RecordMeta};
+use crate::record::{self, DecodeError, RecordKind, RecordMeta};
 
 /// One owned record as the scanner found it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +49,13 @@ pub enum ScanItem {
         offset: u64,
         what: String,
     },
+    /// A put the caller of [`SegmentScanner::next_unless`] said it does not need: its header and
+    /// key were verified (so `padded_len` is the record's own), its value was neither checked
+    /// nor copied.
+    Skipped {
+        offset: u64,
+        padded_len: u64,
+    },
 }
 
 /// A forward reader over one segment file.
@@ -58,7 +65,8 @@ pub struct SegmentScanner<'f, F: DiskFile> {
     segment_id: u32,
     pos: u64,
     file_size: u64,
-    buf: Vec<u8>,
+    /// The bytes of the last read, used in place (no copy), from `buf_start`.
+    buf: Option<F::ReadBuf>,
     buf_start: u64,
     done: bool,
     /// End of the last record or damage classified; trailing padding (the zeros of a
@@ -74,7 +82,7 @@ impl<'f, F: DiskFile> SegmentScanner<'f, F> {
             segment_id,
             pos: start,
             file_size,
-            buf: Vec::new(),
+            buf: None,
             buf_start: start,
             done: false,
             data_end: start,
@@ -95,7 +103,7 @@ impl<'f, F: DiskFile> SegmentScanner<'f, F> {
     /// Makes bytes `pos..pos+len` (clipped at end of file) available in `buf`.
     async fn fill(&mut self, pos: u64, len: u64) -> io::Result<()> {
         let want_end = (pos + len).min(self.file_size);
-        let have_end = self.buf_start + self.buf.len() as u64;
+        let have_end = self.buf_start + self.buf.as_deref().map_or(0, <[u8]>::len) as u64;
         if pos >= self.buf_start && want_end <= have_end {
             return Ok(());
         }
@@ -106,30 +114,44 @@ impl<'f, F: DiskFile> SegmentScanner<'f, F> {
             // the file, so nothing below reads past the bytes that exist.
             self.file_size = pos + bytes.len() as u64;
         }
-        self.buf.clear();
-        self.buf.extend_from_slice(&bytes);
+        self.buf = Some(bytes);
         self.buf_start = pos;
         Ok(())
     }
 
     fn slice(&self, pos: u64) -> &[u8] {
         let from = (pos - self.buf_start) as usize;
-        self.buf.get(from..).unwrap_or(&[])
+        self.buf.as_deref().and_then(|b| b.get(from..)).unwrap_or(&[])
     }
 
     /// The next item, or None at the end of the segment.
     pub async fn next(&mut self) -> io::Result<Option<ScanItem>> {
-        let item = self.next_item().await?;
+        self.next_unless(|_| false).await
+    }
+
+    /// The next item, except that a put at an offset for which `unneeded` is true comes back as
+    /// [`ScanItem::Skipped`] once its header and key check out: compaction passes the records
+    /// its dead-record map names, which under an overwrite load are nearly all it reads, and
+    /// saves their value checksum and copies. Never use it where a record's value must be
+    /// verified (recovery): a skipped record's value may be damaged.
+    pub async fn next_unless(
+        &mut self,
+        unneeded: impl Fn(u64) -> bool,
+    ) -> io::Result<Option<ScanItem>> {
+        let item = self.next_item(unneeded).await?;
         if item.is_some() {
             self.data_end = self.pos;
         }
         Ok(item)
     }
 
-    async fn next_item(&mut self) -> io::Result<Option<ScanItem>> {
+    async fn next_item(&mut self, unneeded: impl Fn(u64) -> bool) -> io::Result<Option<ScanItem>> {
         while !self.done && self.pos < self.file_size {
             self.fill_header(self.pos).await?;
             match record::decode_header(self.slice(self.pos)) {
+                Ok(h) if h.lsn() != 0 && h.meta().kind == RecordKind::Put && unneeded(self.pos) => {
+                    return Ok(Some(self.skip_record(h.padded_len())));
+                }
                 Ok(h) if h.lsn() != 0 => return self.read_record(h.padded_len()).await.map(Some),
                 Ok(_) | Err(_) => {
                     if self.skip_padding().await? {
@@ -149,6 +171,19 @@ impl<'f, F: DiskFile> SegmentScanner<'f, F> {
             self.fill(pos, span as u64).await?;
         }
         Ok(())
+    }
+
+    /// Steps over a record whose header and key were verified, without reading its value.
+    fn skip_record(&mut self, padded_len: u64) -> ScanItem {
+        let offset = self.pos;
+        if offset + padded_len > self.file_size {
+            self.done = true;
+            let what =
+                format!("record of {padded_len} bytes runs past end of file at {}", self.file_size);
+            return ScanItem::TornTail { offset, what };
+        }
+        self.pos += padded_len;
+        ScanItem::Skipped { offset, padded_len }
     }
 
     async fn read_record(&mut self, padded_len: u64) -> io::Result<ScanItem> {
