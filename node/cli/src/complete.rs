@@ -5,9 +5,9 @@
 //!
 //! | where | candidates |
 //! |---|---|
-//! | the statement's first word | the statements' first words (`SELECT`, `UPSERT`, `DESCRIBE` ...) |
+//! | the statement's first word | the statements' first words (`SELECT`, `UPSERT`, `BEGIN` ...) |
 //! | after `FROM`, `INTO`, `TABLE`, `EXISTS`, a leading `DESCRIBE`/`DESC` | the node's tables (`SHOW TABLES`) |
-//! | anywhere else | the fields of the tables the statement names (`DESCRIBE`), then the keywords of that kind of statement ([`DML_WORDS`], [`DDL_WORDS`]) |
+//! | anywhere else | the fields of the tables the statement names (`DESCRIBE`), then the keywords of that kind of statement ([`DML_WORDS`], [`DDL_WORDS`], [`BATCH_WORDS`]) |
 //!
 //! Keywords match in any case and are offered in upper case, or in lower case when the word
 //! typed so far is lower case; names match case-sensitively. Inside a `'string'` nothing is
@@ -23,15 +23,19 @@ pub trait NameSource {
 
 /// Words that start a statement.
 pub const STATEMENT_WORDS: &[&str] = &[
-    "SELECT", "UPSERT", "UPDATE", "DELETE", "DESCRIBE", "DESC", "STATS", "TOPOLOGY", "SHOW",
-    "CREATE", "DROP", "ALTER", "EXIT", "QUIT",
+    "SELECT", "UPSERT", "UPDATE", "DELETE", "BEGIN", "APPLY", "DESCRIBE", "DESC", "STATS",
+    "TOPOLOGY", "SHOW", "CREATE", "DROP", "ALTER", "EXIT", "QUIT",
 ];
 
 /// Words that go on a SELECT, UPSERT, UPDATE or DELETE: clauses, conditions and literals.
 pub const DML_WORDS: &[&str] = &[
     "FROM", "WHERE", "AND", "ORDER", "BY", "ASC", "DESC", "LIMIT", "ALLOW", "FULL", "SCAN", "INTO",
     "VALUES", "BETWEEN", "TRUE", "FALSE", "NULL", "SET", "IF", "ABSENT", "PRESENT", "VERSION",
+    "VERSIONS", "ALL", "TO", "USING", "TTL", "SECONDS", "HOURS", "DAYS",
 ];
+
+/// Words that go on a batch marker: `BEGIN BATCH [ABORT ON FAILURE]`, `APPLY BATCH`.
+pub const BATCH_WORDS: &[&str] = &["BATCH", "ABORT", "ON", "FAILURE"];
 
 /// Words that go on a CREATE, DROP or ALTER: DDL words, table options and field types.
 pub const DDL_WORDS: &[&str] = &[
@@ -73,6 +77,8 @@ fn clause_words(first: &str) -> Vec<&'static str> {
         vec!["TABLES", "STATS", "TOPOLOGY"]
     } else if is_keyword(first, &["DESCRIBE", "DESC"]) {
         vec!["TABLE"]
+    } else if is_keyword(first, &["BEGIN", "APPLY"]) {
+        BATCH_WORDS.to_vec()
     } else {
         [DML_WORDS, DDL_WORDS].concat()
     }
@@ -269,20 +275,21 @@ mod tests {
         assert_eq!(at_end("", "DESC TABLE ev").1, strings(&["events"]));
         assert_eq!(at_end("", "DROP TABLE IF EXISTS ev").1, strings(&["events"]));
         assert_eq!(at_end("", "UPDATE ev").1, strings(&["events"]));
-        assert_eq!(at_end("", "UPDATE orders SET us").1, strings(&["userid"]));
+        assert_eq!(at_end("", "UPDATE orders SET us").1, strings(&["userid", "using"]));
         assert_eq!(at_end("SELECT *\n", "FROM ev").1, strings(&["events"]), "an earlier line");
         assert!(at_end("", "SELECT * FROM Ord").1.is_empty(), "names are case-sensitive");
     }
 
     #[test]
     fn fields_of_the_named_tables_then_keywords() {
-        assert_eq!(at_end("", "SELECT * FROM orders WHERE us"), (27, strings(&["userid"])));
+        let fields_then_keywords = strings(&["userid", "using"]);
+        assert_eq!(at_end("", "SELECT * FROM orders WHERE us"), (27, fields_then_keywords));
         assert_eq!(
             at_end("", "SELECT * FROM orders WHERE userid = 'a' AND ord").1,
             ["orderid", "order"]
         );
-        assert_eq!(at_end("SELECT * FROM events\n", "WHERE h").1, ["host"]);
-        assert_eq!(at_end("", "UPSERT INTO events (h").1, ["host"]);
+        assert_eq!(at_end("SELECT * FROM events\n", "WHERE h").1, ["host", "hours"]);
+        assert_eq!(at_end("", "UPSERT INTO events (h").1, ["host", "hours"]);
         assert_eq!(at_end("", "SELECT * FROM orders WH").1, ["WHERE"]);
         assert_eq!(at_end("", "select * from orders wh").1, ["where"]);
         assert_eq!(at_end("", "SELECT * FROM orders ORDER BY orderid DE").1, ["DESC"]);
@@ -292,11 +299,34 @@ mod tests {
         assert_eq!((start, found), (7, strings(&["amount"])));
         // Fields first, then keywords that also match.
         let both = at_end("", "SELECT * FROM events WHERE t").1;
-        assert_eq!(both, strings(&["ts", "true"]));
+        assert_eq!(both, strings(&["ts", "to", "true", "ttl"]));
         // Each kind of statement its own words.
         assert_eq!(at_end("", "CREATE TABLE n (a LO").1, ["LONG"]);
         assert_eq!(at_end("", "show t").1, ["tables", "topology"]);
         assert_eq!(at_end("", "DESCRIBE T").1, Vec::<String>::new(), "a table name comes first");
+    }
+
+    /// The words of batches, versions and USING (issue 14) complete too.
+    #[test]
+    fn batch_versions_and_using_words() {
+        assert_eq!(at_end("", "BEG").1, ["BEGIN"]);
+        assert_eq!(at_end("", "STATS; ap").1, ["apply"]);
+        assert_eq!(at_end("", "BEGIN BA").1, ["BATCH"]);
+        assert_eq!(at_end("", "begin batch ab").1, ["abort"]);
+        assert_eq!(at_end("", "BEGIN BATCH ABORT ON FA").1, ["FAILURE"]);
+        assert_eq!(at_end("", "APPLY B").1, ["BATCH"]);
+        assert_eq!(at_end("", "UPSERT INTO events (host) VALUES ('h') US").1, ["USING"]);
+        assert_eq!(at_end("", "UPSERT INTO events (host) VALUES ('h') USING TT").1, ["TTL"]);
+        assert_eq!(
+            at_end("", "UPSERT INTO events (host) VALUES ('h') USING TTL 5 HO").1,
+            ["HOURS"]
+        );
+        let select = "SELECT * FROM orders WHERE userid = 'a' AND orderid = 1 VERS";
+        assert_eq!(at_end("", select).1, ["VERSION", "VERSIONS"]);
+        assert_eq!(
+            at_end("", "SELECT * FROM events WHERE host = 'a' VERSIONS AL").1,
+            ["ALL", "ALLOW"]
+        );
     }
 
     #[test]
