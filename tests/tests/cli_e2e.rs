@@ -7,106 +7,14 @@
 //! (1 for a failed statement, 2 for usage and connection errors), stopping the script at the
 //! first error.
 
-use std::io::Write;
-use std::net::SocketAddr;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+mod cli_common;
 
-use ringstore_tests::{bin, Node, TEST_SHARDS};
+use cli_common::{cli, cli_at, column, fresh_node, json_lines, longs};
+use ringstore_tests::TEST_SHARDS;
 use serde_json::Value as Json;
-
-/// Longest wait for one CLI run.
-const CLI_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The seed document's first admin CLI script (001_22dd47f933f68d02.txt), verbatim: one line.
 use ringstore_storage::ddl::seed_scripts::SEED_SINGLE_KEY_SCRIPT;
-
-/// What one CLI run printed and how it exited.
-#[derive(Debug)]
-struct Run {
-    status: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    /// Asserts a zero exit status and returns stdout.
-    fn ok(self) -> String {
-        assert_eq!(self.status, Some(0), "{self:#?}");
-        assert!(self.stderr.is_empty(), "{self:#?}");
-        self.stdout
-    }
-
-    /// Asserts exit status `status` and that stderr holds `ERROR <code>:`; returns stderr.
-    fn failed(self, status: i32, code: u16) -> String {
-        assert_eq!(self.status, Some(status), "{self:#?}");
-        assert!(self.stderr.contains(&format!("ERROR {code}: ")), "{self:#?}");
-        self.stderr
-    }
-}
-
-/// Runs `ringstore-cli --addr <addr> <args>` with `stdin` as its standard input.
-fn cli_at(addr: &str, args: &[&str], stdin: &str) -> Run {
-    let mut child = Command::new(bin("ringstore-cli"))
-        .args(["--addr", addr])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start ringstore-cli");
-    let mut input = child.stdin.take().expect("piped stdin");
-    let text = stdin.to_owned();
-    // The CLI may exit without reading its input; a failed write is no failure of the test.
-    std::thread::spawn(move || {
-        let _ = input.write_all(text.as_bytes());
-    });
-    let pid = child.id() as libc::pid_t;
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let Ok(output) = rx.recv_timeout(CLI_TIMEOUT) else {
-        // SAFETY: kill(2) on our own child, not reaped yet (the waiting thread has not returned).
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-        panic!("ringstore-cli {args:?} did not exit within {CLI_TIMEOUT:?}");
-    };
-    let output = output.expect("wait for ringstore-cli");
-    Run {
-        status: output.status.code(),
-        stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
-        stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
-    }
-}
-
-fn cli(addr: SocketAddr, args: &[&str]) -> Run {
-    cli_at(&addr.to_string(), args, "")
-}
-
-/// The JSON value printed on each line of `stdout`.
-fn json_lines(stdout: &str) -> Vec<Json> {
-    stdout.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect()
-}
-
-/// The values of `column` in a `--format json` result of one SELECT.
-fn column(stdout: &str, column: &str) -> Vec<Json> {
-    let lines = json_lines(stdout);
-    assert_eq!(lines.len(), 1, "{stdout}");
-    let rows = lines[0].as_array().expect("an array of rows");
-    rows.iter().map(|row| row[column].clone()).collect()
-}
-
-fn longs(values: impl IntoIterator<Item = i64>) -> Vec<Json> {
-    values.into_iter().map(Json::from).collect()
-}
-
-/// A node on a fresh data directory, which lives as long as the returned guard.
-fn fresh_node() -> (tempfile::TempDir, Node) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let node = Node::start(&dir.path().join("data"), &[]);
-    (dir, node)
-}
 
 /// The seed's admin CLI script, then rows of the seed's table written and read back.
 #[test]
@@ -304,24 +212,6 @@ fn partial_keys_ranges_and_scans() {
     let two = "SELECT * FROM events WHERE host > 'a' AND ts > 1";
     let stderr = cli(addr, &["-e", two]).failed(1, 802);
     assert_eq!(stderr, "ERROR 802: only one field may have a range: host has one, so ts can not\n");
-    assert!(node.terminate().success());
-}
-
-/// docs/CLI.md's example of DESCRIBE in JSON is what the CLI prints for its table.
-#[test]
-fn describe_json_is_as_documented() {
-    let (_dir, node) = fresh_node();
-    let addr = node.addr();
-    let create = "CREATE TABLE t (g STRING, id LONG, v STRING, PRIMARY KEY (SHARD(g), id DESC))";
-    assert_eq!(cli(addr, &["-e", create]).ok(), "table created (id 1)\n");
-    let out = cli(addr, &["--format", "json", "-e", "DESCRIBE t"]).ok();
-    let doc = include_str!("../../docs/CLI.md");
-    let options = doc.lines().position(|l| l.starts_with("{\"table t\":")).expect("the example");
-    let lines: Vec<&str> = doc.lines().collect();
-    assert_eq!(out, format!("{}\n{}\n", lines[options - 1], lines[options]));
-    let described = json_lines(&out);
-    assert_eq!(described[1]["table t"]["primary_key"], serde_json::json!(["g", "id"]));
-    assert_eq!(described[1]["table t"]["ttl_seconds"], Json::Null);
     assert!(node.terminate().success());
 }
 

@@ -4,7 +4,8 @@
 //! names (DESCRIBE), arrow-key editing, Up and Ctrl-R recalling lines from the history, the
 //! history file in the user's home kept across sessions (and none when RINGSTORE_CLI_HISTORY is
 //! set but empty), that an error or a timeout (a stopped node: 807) lets the prompt go on, and
-//! the exit status, the worst one seen.
+//! the exit status, the worst one seen; and that a batch typed over several lines runs only at
+//! its `APPLY BATCH;`.
 //!
 //! tmux must be installed (.ci/run installs it); the test installs nothing.
 
@@ -267,5 +268,45 @@ fn the_prompt_edits_completes_and_remembers() {
     assert_eq!(term.exit_status(), 0);
     drop(term);
     assert_eq!(std::fs::read_dir(&other_home).expect("read the home").count(), 0);
+    assert!(node.terminate().success());
+}
+
+/// A batch typed at the prompt (issue 14): after `BEGIN BATCH;` the prompt waits with `->`
+/// until `APPLY BATCH;`, Tab completes the batch words, and the batch then runs as one execute
+/// whose outcome is printed per operation.
+#[test]
+fn a_batch_at_the_prompt_waits_for_apply_batch() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let node = Node::start(&dir.path().join("data"), &[]);
+    let addr = node.addr().to_string();
+    setup(&addr);
+    let cli = bin("ringstore-cli");
+    let cli = cli.to_str().expect("UTF-8 path");
+    let command = [cli, "--addr", addr.as_str(), "--no-history"];
+    let term = Terminal::start(dir.path(), 1, &[], &command);
+    term.wait_last_line(PROMPT);
+
+    term.text("BEGIN BA");
+    term.keys(&["Tab"]);
+    term.wait_last_line("ringstore> BEGIN BATCH");
+    term.line(";");
+    let more = |s: &str| last_line(s).trim_start() == "->";
+    term.wait("the continuation prompt after BEGIN BATCH", more);
+    term.line("UPSERT INTO orders (userid, orderid, amount) VALUES ('u', 8, 1.5);");
+    term.wait("the continuation prompt inside the batch", |s| more(s) && s.contains("1.5);"));
+    term.line("UPSERT INTO orders (userid, orderid, amount) VALUES ('u', 7, 9) IF ABSENT;");
+    term.wait("still the continuation prompt", |s| more(s) && s.contains("IF ABSENT;"));
+    assert_eq!(term.count("applied atomically"), 0, "nothing runs before APPLY BATCH");
+    term.line("APPLY BATCH;");
+    let screen =
+        term.wait_count("2 operations applied atomically; the condition failed for operation 2", 1);
+    assert!(screen.contains("|  1 |         2 | UPSERT | written "), "{screen}");
+    assert!(screen.contains("|  2 |         3 | UPSERT | condition failed "), "{screen}");
+    term.line("SELECT orderid, amount FROM orders WHERE userid = 'u';");
+    let screen = term.wait_count("(2 rows)", 1);
+    assert!(screen.contains("|       8 |    1.5 |"), "{screen}");
+    term.line("exit");
+    assert_eq!(term.exit_status(), 0);
+    drop(term);
     assert!(node.terminate().success());
 }

@@ -18,6 +18,8 @@ pub enum Statement {
         table: String,
         columns: Vec<String>,
         rows: Vec<Vec<Literal>>,
+        /// `USING VERSION v` / `USING TTL n unit`, for every row.
+        using: Using,
         /// A trailing `IF ABSENT`, `IF PRESENT` or `IF VERSION token`, for every row.
         condition: WriteCondition,
     },
@@ -31,6 +33,7 @@ pub enum Statement {
         range: Option<RangeSpec>,
         /// See [`Select::more_range_fields`].
         more_range_fields: Vec<String>,
+        using: Using,
         condition: WriteCondition,
     },
     /// `DELETE FROM t WHERE <equalities> [AND <range>]`.
@@ -51,6 +54,36 @@ pub enum Statement {
     Stats,
     /// `TOPOLOGY` or `SHOW TOPOLOGY`.
     Topology,
+    /// `BEGIN BATCH [ABORT ON FAILURE]; writes; APPLY BATCH`: one execute.
+    Batch(Batch),
+}
+
+/// The writes of `BEGIN BATCH ... APPLY BATCH`, sent as one execute: they must share one table
+/// and one shard key, and are applied all together or (with a failed condition under `ABORT ON
+/// FAILURE`) not at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Batch {
+    /// `ABORT ON FAILURE`: a failed condition writes nothing.
+    pub abort_on_failure: bool,
+    /// The UPSERT, UPDATE and DELETE statements, each with its number in the script.
+    pub writes: Vec<(usize, Statement)>,
+}
+
+/// `USING VERSION v` (ms since the epoch: the version to write, Tablestore's client-supplied
+/// version) and `USING TTL n unit` (this row's TTL, overriding the table's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Using {
+    pub version: Option<u64>,
+    pub ttl_seconds: Option<u64>,
+}
+
+/// Which versions of each row a SELECT shows (`VERSIONS ...`); without the clause, the newest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Versions {
+    /// `VERSIONS n` (`VERSIONS ALL`: the most a table keeps): up to n, newest first.
+    Latest(u32),
+    /// `VERSIONS [n] FROM a TO b`: the versions in `[a, b)`, newest first, at most `max`.
+    Range { from: u64, to: u64, max: u32 },
 }
 
 /// `SELECT cols FROM t [WHERE ...] [ORDER BY f [ASC|DESC]] [LIMIT n] [ALLOW FULL SCAN]`.
@@ -75,6 +108,8 @@ pub struct Select {
     pub limit: Option<u64>,
     /// A trailing `ALLOW FULL SCAN`.
     pub allow_full_scan: bool,
+    /// `VERSIONS ...`: every version shown on its own line, with its version and timestamp.
+    pub versions: Option<Versions>,
 }
 
 /// A range of one field's values, in value order.

@@ -5,9 +5,10 @@
 //!
 //! | where | candidates |
 //! |---|---|
-//! | the statement's first word | the statements' first words (`SELECT`, `UPSERT`, `DESCRIBE` ...) |
+//! | the statement's first word | the statements' first words (`SELECT`, `UPSERT`, `BEGIN` ...) |
 //! | after `FROM`, `INTO`, `TABLE`, `EXISTS`, a leading `DESCRIBE`/`DESC` | the node's tables (`SHOW TABLES`) |
-//! | anywhere else | the fields of the tables the statement names (`DESCRIBE`), then the keywords of that kind of statement ([`DML_WORDS`], [`DDL_WORDS`]) |
+//! | after `TTL n` | the TTL's units ([`TTL_UNITS`]) |
+//! | anywhere else | the fields of the tables the statement names (`DESCRIBE`), then the keywords of that kind of statement ([`SELECT_WORDS`], [`WRITE_WORDS`], [`DDL_WORDS`], [`BATCH_WORDS`]) |
 //!
 //! Keywords match in any case and are offered in upper case, or in lower case when the word
 //! typed so far is lower case; names match case-sensitively. Inside a `'string'` nothing is
@@ -23,15 +24,27 @@ pub trait NameSource {
 
 /// Words that start a statement.
 pub const STATEMENT_WORDS: &[&str] = &[
-    "SELECT", "UPSERT", "UPDATE", "DELETE", "DESCRIBE", "DESC", "STATS", "TOPOLOGY", "SHOW",
-    "CREATE", "DROP", "ALTER", "EXIT", "QUIT",
+    "SELECT", "UPSERT", "UPDATE", "DELETE", "BEGIN", "APPLY", "DESCRIBE", "DESC", "STATS",
+    "TOPOLOGY", "SHOW", "CREATE", "DROP", "ALTER", "EXIT", "QUIT",
 ];
 
-/// Words that go on a SELECT, UPSERT, UPDATE or DELETE: clauses, conditions and literals.
-pub const DML_WORDS: &[&str] = &[
-    "FROM", "WHERE", "AND", "ORDER", "BY", "ASC", "DESC", "LIMIT", "ALLOW", "FULL", "SCAN", "INTO",
-    "VALUES", "BETWEEN", "TRUE", "FALSE", "NULL", "SET", "IF", "ABSENT", "PRESENT", "VERSION",
+/// Words that go on a SELECT: clauses, conditions, versions and literals.
+pub const SELECT_WORDS: &[&str] = &[
+    "FROM", "WHERE", "AND", "ORDER", "BY", "ASC", "DESC", "LIMIT", "ALLOW", "FULL", "SCAN",
+    "BETWEEN", "TRUE", "FALSE", "NULL", "VERSIONS", "ALL", "TO",
 ];
+
+/// Words that go on an UPSERT, UPDATE or DELETE: clauses, conditions, USING and literals.
+pub const WRITE_WORDS: &[&str] = &[
+    "FROM", "WHERE", "AND", "INTO", "VALUES", "BETWEEN", "TRUE", "FALSE", "NULL", "SET", "IF",
+    "ABSENT", "PRESENT", "VERSION", "USING", "TTL",
+];
+
+/// The units of `USING TTL n`, offered only right after its number.
+pub const TTL_UNITS: &[&str] = &["SECONDS", "HOURS", "DAYS"];
+
+/// Words that go on a batch marker: `BEGIN BATCH [ABORT ON FAILURE]`, `APPLY BATCH`.
+pub const BATCH_WORDS: &[&str] = &["BATCH", "ABORT", "ON", "FAILURE"];
 
 /// Words that go on a CREATE, DROP or ALTER: DDL words, table options and field types.
 pub const DDL_WORDS: &[&str] = &[
@@ -65,16 +78,20 @@ pub const DDL_WORDS: &[&str] = &[
 
 /// The words that go on a statement starting with `first`.
 fn clause_words(first: &str) -> Vec<&'static str> {
-    if is_keyword(first, &["SELECT", "UPSERT", "UPDATE", "DELETE"]) {
-        DML_WORDS.to_vec()
+    if is_keyword(first, &["SELECT"]) {
+        SELECT_WORDS.to_vec()
+    } else if is_keyword(first, &["UPSERT", "UPDATE", "DELETE"]) {
+        WRITE_WORDS.to_vec()
     } else if is_keyword(first, &["CREATE", "DROP", "ALTER"]) {
         DDL_WORDS.to_vec()
     } else if is_keyword(first, &["SHOW"]) {
         vec!["TABLES", "STATS", "TOPOLOGY"]
     } else if is_keyword(first, &["DESCRIBE", "DESC"]) {
         vec!["TABLE"]
+    } else if is_keyword(first, &["BEGIN", "APPLY"]) {
+        BATCH_WORDS.to_vec()
     } else {
-        [DML_WORDS, DDL_WORDS].concat()
+        [SELECT_WORDS, WRITE_WORDS, DDL_WORDS].concat()
     }
 }
 
@@ -101,6 +118,11 @@ pub fn complete(
     let Some(previous) = before_words.last() else {
         return (start, keywords(STATEMENT_WORDS, typed));
     };
+    if let [.., ttl, n] = before_words.as_slice() {
+        if is_keyword(ttl, &["TTL"]) && n.chars().all(|c| c.is_ascii_digit()) {
+            return (start, keywords(TTL_UNITS, typed));
+        }
+    }
     let leading_describe = before_words.len() == 1 && is_keyword(previous, &["DESCRIBE", "DESC"]);
     if leading_describe || is_keyword(previous, TABLE_BEFORE) {
         return (start, matching(names.tables(), typed));
@@ -269,7 +291,7 @@ mod tests {
         assert_eq!(at_end("", "DESC TABLE ev").1, strings(&["events"]));
         assert_eq!(at_end("", "DROP TABLE IF EXISTS ev").1, strings(&["events"]));
         assert_eq!(at_end("", "UPDATE ev").1, strings(&["events"]));
-        assert_eq!(at_end("", "UPDATE orders SET us").1, strings(&["userid"]));
+        assert_eq!(at_end("", "UPDATE orders SET us").1, strings(&["userid", "using"]));
         assert_eq!(at_end("SELECT *\n", "FROM ev").1, strings(&["events"]), "an earlier line");
         assert!(at_end("", "SELECT * FROM Ord").1.is_empty(), "names are case-sensitive");
     }
@@ -292,11 +314,38 @@ mod tests {
         assert_eq!((start, found), (7, strings(&["amount"])));
         // Fields first, then keywords that also match.
         let both = at_end("", "SELECT * FROM events WHERE t").1;
-        assert_eq!(both, strings(&["ts", "true"]));
+        assert_eq!(both, strings(&["ts", "to", "true"]));
         // Each kind of statement its own words.
         assert_eq!(at_end("", "CREATE TABLE n (a LO").1, ["LONG"]);
         assert_eq!(at_end("", "show t").1, ["tables", "topology"]);
         assert_eq!(at_end("", "DESCRIBE T").1, Vec::<String>::new(), "a table name comes first");
+    }
+
+    /// The words of batches, versions and USING (issue 14) complete too.
+    #[test]
+    fn batch_versions_and_using_words() {
+        assert_eq!(at_end("", "BEG").1, ["BEGIN"]);
+        assert_eq!(at_end("", "STATS; ap").1, ["apply"]);
+        assert_eq!(at_end("", "BEGIN BA").1, ["BATCH"]);
+        assert_eq!(at_end("", "begin batch ab").1, ["abort"]);
+        assert_eq!(at_end("", "BEGIN BATCH ABORT ON FA").1, ["FAILURE"]);
+        assert_eq!(at_end("", "APPLY B").1, ["BATCH"]);
+        assert_eq!(at_end("", "UPSERT INTO events (host) VALUES ('h') US").1, ["USING"]);
+        assert_eq!(at_end("", "UPSERT INTO events (host) VALUES ('h') USING TT").1, ["TTL"]);
+        assert_eq!(
+            at_end("", "UPSERT INTO events (host) VALUES ('h') USING TTL 5 HO").1,
+            ["HOURS"]
+        );
+        let update = "UPDATE events SET ts = 1 WHERE host = 'h' USING TTL 12 ";
+        assert_eq!(at_end("", update).1, ["DAYS", "HOURS", "SECONDS"]);
+        let select = "SELECT * FROM events WHERE host = 'h' US";
+        assert!(at_end("", select).1.is_empty(), "USING is no SELECT word");
+        let select = "SELECT * FROM orders WHERE userid = 'a' AND orderid = 1 VERS";
+        assert_eq!(at_end("", select).1, ["VERSIONS"]);
+        assert_eq!(
+            at_end("", "SELECT * FROM events WHERE host = 'a' VERSIONS AL").1,
+            ["ALL", "ALLOW"]
+        );
     }
 
     #[test]

@@ -57,6 +57,11 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// Steps over the next token (one the caller has looked at with [`Cursor::peek`]).
+    pub fn advance(&mut self) {
+        self.next = (self.next + 1).min(self.tokens.len());
+    }
+
     pub fn at_keyword(&self, keyword: &str) -> bool {
         self.peek().is_some_and(|t| t.kind == Kind::Word && self.is_word(t, keyword))
     }

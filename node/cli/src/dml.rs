@@ -1,13 +1,16 @@
 //! The grammar of the statements the client itself understands: SELECT, UPSERT, DELETE and
 //! DESCRIBE (the EBNF is in [`super`]). Each function starts after the statement's first word.
 
-use super::ast::{Select, Statement, WriteCondition};
+use ringstore_model::table::limits::MAX_VERSIONS_MAX;
+
+use super::ast::{Select, Statement, Using, Versions, WriteCondition};
 use super::conditions::{self, Conditions};
 use super::cursor::{Cursor, Result};
 use super::error::{Problem, StatementError};
-use super::lex::Punct;
+use super::lex::{Kind, Punct};
 use super::limits::UPSERT_ROWS_MAX;
 use super::literal::Literal;
+use super::timestamp::parse_utc_ms;
 
 /// `SELECT ( * | names ) FROM t [WHERE ...] [ORDER BY f [ASC|DESC]] [LIMIT n] [ALLOW FULL SCAN]`.
 pub(crate) fn select(c: &mut Cursor<'_>) -> Result<Select> {
@@ -27,7 +30,11 @@ pub(crate) fn select(c: &mut Cursor<'_>) -> Result<Select> {
         descending: false,
         limit: None,
         allow_full_scan: false,
+        versions: None,
     };
+    if c.eat_keyword("VERSIONS") {
+        select.versions = Some(versions(c)?);
+    }
     order_by(c, &mut select)?;
     if c.eat_keyword("LIMIT") {
         select.limit = Some(c.count("a LIMIT count: a whole number from 0 to 2^64 - 1")?);
@@ -46,9 +53,11 @@ fn clauses_left(select: &Select) -> String {
     let conditions = !select.key.is_empty() || select.range.is_some();
     let (ordered, limited) = (select.order_by.is_some(), select.limit.is_some());
     let open = !ordered && !limited && !select.allow_full_scan;
+    let unversioned = open && select.versions.is_none();
     let clauses = [
-        (!conditions && open, "WHERE"),
-        (conditions && open, "AND"),
+        (!conditions && unversioned, "WHERE"),
+        (conditions && unversioned, "AND"),
+        (unversioned, "VERSIONS"),
         (open, "ORDER BY"),
         (!limited && !select.allow_full_scan, "LIMIT"),
         (!select.allow_full_scan, "ALLOW FULL SCAN"),
@@ -91,9 +100,14 @@ pub(crate) fn upsert(c: &mut Cursor<'_>) -> Result<Statement> {
             break;
         }
     }
+    let using = using(c)?;
     let condition = write_condition(c)?;
-    c.finish(if condition == WriteCondition::Always { ", another row or IF" } else { "" })?;
-    Ok(Statement::Upsert { table, columns, rows, condition })
+    c.finish(match (condition, using == Using::default()) {
+        (WriteCondition::Always, true) => ", another row, USING or IF",
+        (WriteCondition::Always, false) => "AND, IF",
+        _ => "",
+    })?;
+    Ok(Statement::Upsert { table, columns, rows, using, condition })
 }
 
 /// `UPDATE t SET f = literal {, f = literal} WHERE conditions [IF ...]`, after `UPDATE`.
@@ -114,9 +128,89 @@ pub(crate) fn update(c: &mut Cursor<'_>) -> Result<Statement> {
     }
     c.expect_keyword("WHERE")?;
     let Conditions { key, range, more_range_fields } = conditions::parse(c)?;
+    let using = using(c)?;
     let condition = write_condition(c)?;
-    c.finish(if condition == WriteCondition::Always { "AND, IF" } else { "" })?;
-    Ok(Statement::Update { table, set, key, range, more_range_fields, condition })
+    c.finish(if condition == WriteCondition::Always { "AND, USING, IF" } else { "" })?;
+    Ok(Statement::Update { table, set, key, range, more_range_fields, using, condition })
+}
+
+/// `[ USING item { AND item } ]`, item = `VERSION version` | `TTL whole unit`, each once.
+fn using(c: &mut Cursor<'_>) -> Result<Using> {
+    let mut using = Using::default();
+    if !c.eat_keyword("USING") {
+        return Ok(using);
+    }
+    loop {
+        if using.version.is_none() && c.eat_keyword("VERSION") {
+            using.version = Some(version(c)?);
+        } else if using.ttl_seconds.is_none() && c.eat_keyword("TTL") {
+            using.ttl_seconds = Some(ttl(c)?);
+        } else {
+            let left = match (using.version, using.ttl_seconds) {
+                (None, None) => "VERSION or TTL after USING",
+                (None, Some(_)) => "VERSION after AND",
+                _ => "TTL after AND",
+            };
+            return Err(c.syntax(left));
+        }
+        if (using.version.is_some() && using.ttl_seconds.is_some()) || !c.eat_keyword("AND") {
+            return Ok(using);
+        }
+    }
+}
+
+/// A version: ms since the epoch, or a `'YYYY-MM-DD HH:MM:SS[.fff]'` (UTC) string.
+pub(crate) fn version(c: &mut Cursor<'_>) -> Result<u64> {
+    const EXPECTED: &str =
+        "a version: ms since the epoch, or 'YYYY-MM-DD HH:MM:SS[.fff]' (UTC) from 1970 on";
+    if let Some(token) = c.peek().filter(|t| t.kind == Kind::String) {
+        let text = crate::lex::string_contents(c.text_of(token));
+        return match parse_utc_ms(&text).map(u64::try_from) {
+            Ok(Ok(ms)) => {
+                c.advance();
+                Ok(ms)
+            }
+            Ok(Err(_)) => Err(c.syntax(EXPECTED)),
+            Err(reason) => Err(c.syntax(format!("{EXPECTED} ({reason})"))),
+        };
+    }
+    c.count(EXPECTED)
+}
+
+/// `n SECONDS | HOURS | DAYS` (or SECOND, HOUR, DAY), in seconds.
+fn ttl(c: &mut Cursor<'_>) -> Result<u64> {
+    let n = c.count("a TTL: a whole number and SECONDS, HOURS or DAYS")?;
+    let units = [("SECONDS", 1), ("SECOND", 1), ("HOURS", 3_600), ("HOUR", 3_600)];
+    let units = units.into_iter().chain([("DAYS", 86_400), ("DAY", 86_400)]);
+    let Some(unit) = units.into_iter().find(|(word, _)| c.eat_keyword(word)).map(|(_, u)| u) else {
+        return Err(c.syntax("the TTL's unit: SECONDS, HOURS or DAYS"));
+    };
+    n.checked_mul(unit).ok_or_else(|| c.syntax("a TTL that fits 2^64 - 1 seconds"))
+}
+
+/// After `VERSIONS`: `n`, `ALL`, `[n | ALL] FROM version TO version`.
+fn versions(c: &mut Cursor<'_>) -> Result<Versions> {
+    const COUNT: &str = "a version count (1 to 2^32 - 1), ALL or FROM";
+    let max = if c.eat_keyword("ALL") {
+        Some(MAX_VERSIONS_MAX)
+    } else if let Some(token) = c.peek().filter(|t| t.kind == Kind::Number) {
+        match c.text_of(token).parse::<u32>() {
+            Ok(n) if n >= 1 => {
+                c.advance();
+                Some(n)
+            }
+            _ => return Err(c.syntax(COUNT)),
+        }
+    } else {
+        None
+    };
+    if !c.eat_keyword("FROM") {
+        return max.map(Versions::Latest).ok_or_else(|| c.syntax(COUNT));
+    }
+    let from = version(c)?;
+    c.expect_keyword("TO")?;
+    let to = version(c)?;
+    Ok(Versions::Range { from, to, max: max.unwrap_or(MAX_VERSIONS_MAX) })
 }
 
 /// `[ IF ABSENT | IF PRESENT | IF VERSION token ]`.

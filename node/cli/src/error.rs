@@ -53,6 +53,24 @@ pub enum Problem {
     BoundTwice { field: String, side: &'static str },
     #[error("ORDER BY {field}: a query with a range on {range} can only be ordered by {range}")]
     OrderByNotRange { field: String, range: String },
+    #[error(
+        "BEGIN BATCH inside the batch that statement {begin} began; APPLY BATCH ends it first"
+    )]
+    BatchNested { begin: usize },
+    #[error("APPLY BATCH without a BEGIN BATCH before it")]
+    BatchNotOpen,
+    #[error("the batch has no writes; put UPSERT, UPDATE or DELETE statements before APPLY BATCH")]
+    BatchEmpty,
+    #[error(
+        "a batch holds only UPSERT, UPDATE and DELETE statements, and this is {what}; APPLY \
+         BATCH ends the batch"
+    )]
+    NotABatchWrite { what: &'static str },
+    #[error(
+        "a batch writes one table (it is one execute): this statement writes {table}, but the \
+         batch's first write is on {first}"
+    )]
+    BatchTables { table: String, first: String },
 }
 
 /// Why a script could not be parsed.

@@ -22,15 +22,23 @@
 //!
 //! ```text
 //! script     = { ";" } [ statement { ";" { ";" } [ statement ] } ] ;   (* admin blocks need no ";" *)
-//! statement  = admin_block | select | upsert | update | delete | describe | stats | topology
-//!            | sql_ddl ;
-//! select     = SELECT ( "*" | name { "," name } ) FROM name [ WHERE conditions ]
+//! statement  = admin_block | select | upsert | update | delete | batch | describe | stats
+//!            | topology | sql_ddl ;
+//! select     = SELECT ( "*" | name { "," name } ) FROM name [ WHERE conditions ] [ versions ]
 //!              [ ORDER BY name [ ASC | DESC ] ] [ LIMIT whole ] [ ALLOW FULL SCAN ] ;
-//! upsert     = UPSERT INTO name "(" name { "," name } ")" VALUES row { "," row } [ if ] ;
+//! versions   = VERSIONS ( whole | ALL ) [ FROM version TO version ]
+//!            | VERSIONS FROM version TO version ;                 (* [from, to), newest first *)
+//! upsert     = UPSERT INTO name "(" name { "," name } ")" VALUES row { "," row } [ using ] [ if ] ;
 //! row        = "(" literal { "," literal } ")" ;                  (* one literal per column *)
-//! update     = UPDATE name SET name "=" literal { "," name "=" literal } WHERE conditions [ if ] ;
+//! update     = UPDATE name SET name "=" literal { "," name "=" literal } WHERE conditions
+//!              [ using ] [ if ] ;
 //! delete     = DELETE FROM name WHERE conditions [ if ] ;
+//! using      = USING use { AND use } ;                            (* each kind once *)
+//! use        = VERSION version | TTL whole ( SECONDS | SECOND | HOURS | HOUR | DAYS | DAY ) ;
+//! version    = whole | string ;              (* ms since the epoch, or a UTC date-time text *)
 //! if         = IF ( ABSENT | PRESENT | VERSION whole ) ;          (* a token a write printed *)
+//! batch      = BEGIN BATCH [ ABORT ON FAILURE ] ";" { ";" } ( upsert | update | delete ) ";"
+//!              { ( upsert | update | delete ) ";" } APPLY BATCH ;  (* one execute *)
 //! describe   = ( DESCRIBE | DESC ) [ TABLE ] name ;
 //! stats      = [ SHOW ] STATS ;
 //! topology   = [ SHOW ] TOPOLOGY ;
@@ -52,16 +60,20 @@
 //! NULL`) are names only in double quotes. A WHERE clause holds equalities plus bounds on at most
 //! one range field (at most one lower and one upper bound); `123 < orderid < 456` is the Lindorm
 //! form of two bounds, and BETWEEN is two inclusive bounds. With a range, ORDER BY must name the
-//! range field. Every limit is in [`limits`].
+//! range field. A batch's writes are statements of their own, numbered in the script like any
+//! other (`batch.rs`); a batch is one table's and at most `EXECUTE_OPS_MAX` operations. Every
+//! limit is in [`limits`].
 
 mod admin;
 pub mod ast;
+pub mod batch;
 pub mod complete;
 mod conditions;
 pub mod connect;
 mod cursor;
 mod dml;
 pub mod error;
+pub mod execute;
 pub mod interactive;
 mod lex;
 pub mod limits;
@@ -70,6 +82,7 @@ pub mod output;
 pub mod run;
 pub mod statement;
 mod timestamp;
+pub mod versions;
 pub mod writes;
 
 pub use ast::{RangeSpec, Select, Statement};
@@ -91,6 +104,7 @@ mod codes_tests {
             crate::run::CODE_CONNECTION,
             crate::run::CODE_OUTPUT,
             crate::run::CODE_TIMEOUT,
+            crate::execute::CODE_ABORTED,
         ];
         let doc = include_str!("../../../docs/ERRORS.md");
         for code in codes {

@@ -86,6 +86,11 @@ impl Format {
 /// a row is column `i`; a row shorter than the header shows `NULL` for the rest. Headers are
 /// left-aligned, numeric columns' values right-aligned.
 pub fn rows_table(columns: &[String], rows: &[Vec<Option<Value>>]) -> String {
+    grid(columns, rows) + &count_footer(rows.len())
+}
+
+/// [`rows_table`] without its footer: the framed grid, ending in `\n`.
+pub fn grid(columns: &[String], rows: &[Vec<Option<Value>>]) -> String {
     let mut builder = Builder::with_capacity(rows.len() + 1, columns.len());
     builder.push_record(columns.iter().map(|c| escaped(c)));
     for row in rows {
@@ -103,7 +108,6 @@ pub fn rows_table(columns: &[String], rows: &[Vec<Option<Value>>]) -> String {
     table.modify(Rows::first(), Alignment::left());
     let mut out = table.to_string();
     out.push('\n');
-    out.push_str(&count_footer(rows.len()));
     out
 }
 

@@ -11,7 +11,8 @@
 //! | statement | requests |
 //! |---|---|
 //! | `UPSERT` | every row is typed first (a bad literal writes nothing), then one put per row |
-//! | `SELECT`, WHERE gives the whole primary key | one get |
+//! | `BEGIN BATCH ... APPLY BATCH` | every operation typed and checked (one shard key, each row once), then one execute (`execute.rs`) |
+//! | `SELECT`, WHERE gives the whole primary key | one get (with `VERSIONS`, of those versions: `versions.rs`) |
 //! | `SELECT`, WHERE covers the shard key | multiGet pages, following resume tokens until LIMIT rows or the end |
 //! | `SELECT`, WHERE does not cover the shard key | scan pages; the node refuses them (217) without `ALLOW FULL SCAN` |
 //! | `DELETE`, WHERE gives the whole primary key | one delete |
@@ -28,16 +29,18 @@ use std::time::Duration;
 
 use ringstore_model::constants::{BATCH_OPS_MAX, SCAN_LIMIT_MAX};
 use ringstore_model::table::{
-    CatalogTable, Outcome, RangeBound, TableRow, TableSchema, Value, VersionSelect, WriteOutcome,
+    CatalogTable, ExecuteOutcome, Outcome, RangeBound, TableRow, TableSchema, Value, WriteOutcome,
 };
 use ringstore_net::{Client, ClientError, ClientOptions, RangeQuery, ShardStats, Topology};
 
-use super::ast::WriteCondition;
+use super::ast::{Batch, Using, WriteCondition};
 use super::error::{Problem, CODE_INVALID, CODE_LIMIT};
+use super::execute::{self, BatchOp, Borrowed};
 use super::lex::{self, Kind, Punct};
 use super::limits::SCRIPT_BYTES_MAX;
+use super::versions;
 use super::writes::{self, count as count_text};
-use super::{admin, parse_script, to_optional_value, to_value};
+use super::{admin, batch, parse_script, to_optional_value, to_value};
 use super::{output, Format, Literal, LiteralError, RangeSpec, Select, Statement, StatementError};
 use serde_json::{json, Value as Json};
 
@@ -232,13 +235,13 @@ impl Session {
     fn dispatch(&mut self, statement: &Statement, out: &mut impl Write) -> Result<()> {
         let text = match statement {
             Statement::Ddl(text) => self.ddl(text)?,
-            Statement::Upsert { table, columns, rows, condition } => {
-                self.upsert(table, columns, rows, *condition)?
+            Statement::Upsert { table, columns, rows, using, condition } => {
+                self.upsert(table, columns, rows, writes::options(*condition, *using))?
             }
             Statement::Select(select) => self.select(select)?,
-            Statement::Update { table, set, key, range, more_range_fields, condition } => {
+            Statement::Update { table, set, key, range, more_range_fields, using, condition } => {
                 let at = (key.as_slice(), range.as_ref(), more_range_fields.as_slice());
-                self.update(table, set, at, *condition)?
+                self.update(table, set, at, writes::options(*condition, *using))?
             }
             Statement::Delete { table, key, range, more_range_fields, condition } => {
                 self.delete(table, key, range.as_ref(), more_range_fields, *condition)?
@@ -251,6 +254,7 @@ impl Session {
             }
             Statement::Stats => stats_text(self.format, &self.client.stats()?),
             Statement::Topology => topology_text(self.format, self.client.topology()),
+            Statement::Batch(batch) => self.batch(batch)?,
         };
         out.write_all(text.as_bytes()).map_err(output_error)
     }
@@ -294,7 +298,7 @@ impl Session {
         table: &str,
         columns: &[String],
         rows: &[Vec<Literal>],
-        condition: WriteCondition,
+        options: ringstore_net::WriteOptions,
     ) -> Result<String> {
         let described = self.schema(table)?;
         let typed = rows
@@ -304,8 +308,8 @@ impl Session {
         let mut outcomes = Vec::with_capacity(typed.len());
         for (i, row) in typed.iter().enumerate() {
             let op = ringstore_net::WriteOp::Put { row };
-            let outcome = self.client.write(table, op, writes::options(condition));
-            outcomes.push(outcome.map_err(|e| partly_done(e.into(), i, typed.len()))?);
+            let outcome = self.client.write(table, op, options);
+            outcomes.push(outcome.map_err(|e| partly_done(write_hint(e), i, typed.len()))?);
         }
         Ok(writes::outcome_text(self.format, "written", &outcomes))
     }
@@ -316,29 +320,40 @@ impl Session {
         table: &str,
         set: &[(String, Literal)],
         (key, range, more_range_fields): (&[(String, Literal)], Option<&RangeSpec>, &[String]),
-        condition: WriteCondition,
+        options: ringstore_net::WriteOptions,
     ) -> Result<String> {
         let described = self.schema(table)?;
-        let schema = described.schema();
-        let plan = key_plan(schema, key, range, more_range_fields)?;
-        if !plan.full {
-            return Err(CliError::invalid(format!(
-                "UPDATE changes one row: the WHERE clause must give the whole primary key {}",
-                key_list(schema, schema.primary_key().len())
-            )));
-        }
-        let mut typed: Vec<(&str, Option<Value>)> = Vec::with_capacity(set.len());
-        for (field, literal) in set {
-            let Some((_, f)) = schema.field(field) else {
-                let table = schema.name();
-                return Err(CliError::invalid(format!("table {table} has no field {field}")));
-            };
-            typed.push((field.as_str(), to_optional_value(literal, f.ty(), field)?));
-        }
-        let pairs = plan.pairs();
-        let op = ringstore_net::WriteOp::Update { key: &pairs, set: &typed };
-        let outcome = self.client.write(table, op, writes::options(condition))?;
+        let (key, set) = typed_update(described.schema(), set, (key, range, more_range_fields))?;
+        let key: Vec<(&str, Value)> = key.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
+        let set: Vec<(&str, Option<Value>)> =
+            set.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
+        let op = ringstore_net::WriteOp::Update { key: &key, set: &set };
+        let outcome = self.client.write(table, op, options).map_err(write_hint)?;
         Ok(writes::outcome_text(self.format, "updated", &[outcome]))
+    }
+
+    /// A batch: its operations typed and checked (one shard key, each row once), then one
+    /// execute; prints every operation's outcome, or fails with 808 if ABORT ON FAILURE aborted it.
+    fn batch(&mut self, batch: &Batch) -> Result<String> {
+        let Some(table) = batch.writes.first().and_then(|(_, w)| table_of(w)) else {
+            return Err(CliError::invalid("the batch has no writes"));
+        };
+        let table = table.to_owned();
+        let described = self.schema(&table)?;
+        let ops = batch_ops(described.schema(), batch)?;
+        execute::check(described.schema(), &ops).map_err(CliError::invalid)?;
+        let borrowed: Vec<Borrowed<'_>> = ops.iter().map(Borrowed::of).collect();
+        let sent: Vec<_> = borrowed.iter().zip(&ops).map(|(b, op)| (b.op(), op.options)).collect();
+        let outcome = self.client.execute(&table, &sent, batch.abort_on_failure);
+        match outcome.map_err(write_hint)? {
+            ExecuteOutcome::Done(outcomes) => {
+                Ok(execute::outcome_text(self.format, &ops, &outcomes))
+            }
+            ExecuteOutcome::Aborted { index, outcome } => Err(CliError::new(
+                execute::CODE_ABORTED,
+                execute::aborted_message(&ops, index, &outcome),
+            )),
+        }
     }
 
     fn delete(
@@ -354,7 +369,8 @@ impl Session {
         let pairs = plan.pairs();
         if plan.full {
             let op = ringstore_net::WriteOp::Delete { key: &pairs };
-            let outcome = self.client.write(table, op, writes::options(condition))?;
+            let outcome =
+                self.client.write(table, op, writes::options(condition, Using::default()))?;
             return match outcome {
                 WriteOutcome::Deleted { .. } | WriteOutcome::ConditionFailed { .. } => {
                     Ok(writes::outcome_text(self.format, "deleted", &[outcome]))
@@ -403,11 +419,11 @@ impl Session {
                 key_list(schema, 1)
             )));
         }
+        let selected = versions::select(s.versions);
         let (columns, rows) = if s.limit == Some(0) {
             (field_names(schema), Vec::new())
         } else if plan.full {
-            let (columns, row) =
-                self.client.get_versions(&s.table, &plan.pairs(), VersionSelect::Newest)?;
+            let (columns, row) = self.client.get_versions(&s.table, &plan.pairs(), selected)?;
             (columns, row.into_iter().collect())
         } else {
             let pairs = plan.pairs();
@@ -415,9 +431,13 @@ impl Session {
             query.range = plan.range_ref();
             query.reverse = reverse;
             query.allow_full_scan = s.allow_full_scan;
+            query.versions = selected;
             self.read_pages(&s.table, query, !plan.covers_shard_key, s.limit)?
         };
         let (names, indexes) = projection(&columns, s.columns.as_deref())?;
+        if s.versions.is_some() {
+            return Ok(versions::rows_text(self.format, &names, &rows, &indexes));
+        }
         Ok(self.format.rows(&names, &cells(&rows, &indexes)))
     }
 
@@ -459,6 +479,7 @@ fn table_of(statement: &Statement) -> Option<&str> {
         | Statement::Delete { table, .. }
         | Statement::Describe { table } => Some(table),
         Statement::Select(select) => Some(&select.table),
+        Statement::Batch(batch) => batch.writes.first().and_then(|(_, w)| table_of(w)),
         Statement::Ddl(_) | Statement::Stats | Statement::Topology => None,
     }
 }
@@ -503,6 +524,28 @@ fn output_error(e: std::io::Error) -> CliError {
 
 fn unexpected(what: &str, outcome: &WriteOutcome) -> CliError {
     CliError::new(CODE_CONNECTION, format!("the node answered {what} with {outcome:?}"))
+}
+
+/// The node's codes for a client version outside the table's window and for a write of data
+/// that has already expired (docs/ERRORS.md).
+const CODE_VERSION_OUT_OF_WINDOW: u16 = 221;
+const CODE_EXPIRED_WRITE: u16 = 222;
+
+/// A write's error; 221 and 222 also say which SQL clauses they are about.
+fn write_hint(e: ClientError) -> CliError {
+    let e = CliError::from(e);
+    let hint = match e.code {
+        CODE_VERSION_OUT_OF_WINDOW => {
+            "USING VERSION must lie within the table's WITH VERSION OFFSET of the node's clock; \
+             ALTER TABLE ... WITH VERSION OFFSET n DAYS widens the window"
+        }
+        CODE_EXPIRED_WRITE => {
+            "the USING VERSION is more than the TTL (USING TTL's, else the table's) before now, \
+             so the row would be expired as soon as written"
+        }
+        _ => return e,
+    };
+    CliError::new(e.code, format!("{} (in SQL: {hint})", e.message))
 }
 
 /// A put that failed after `done` of `total` rows were written: says how far the UPSERT got.
@@ -740,6 +783,77 @@ pub fn typed_row<'c>(
     Ok(typed)
 }
 
+/// An UPDATE's fields to set, typed (None: clear the field).
+type SetValues = Vec<(String, Option<Value>)>;
+
+/// An UPDATE's whole primary key (typed, in key order) and its SET values, typed.
+fn typed_update(
+    schema: &TableSchema,
+    set: &[(String, Literal)],
+    (key, range, more_range_fields): (&[(String, Literal)], Option<&RangeSpec>, &[String]),
+) -> Result<(Vec<(String, Value)>, SetValues)> {
+    let plan = key_plan(schema, key, range, more_range_fields)?;
+    if !plan.full {
+        return Err(CliError::invalid(format!(
+            "UPDATE changes one row: the WHERE clause must give the whole primary key {}",
+            key_list(schema, schema.primary_key().len())
+        )));
+    }
+    let mut typed = Vec::with_capacity(set.len());
+    for (field, literal) in set {
+        let Some((_, f)) = schema.field(field) else {
+            let table = schema.name();
+            return Err(CliError::invalid(format!("table {table} has no field {field}")));
+        };
+        typed.push((field.clone(), to_optional_value(literal, f.ty(), field)?));
+    }
+    Ok((plan.key, typed))
+}
+
+/// The operations of a batch, typed against its table's schema: one per UPSERT row, UPDATE and
+/// DELETE (both of one row, by the whole primary key). Errors name the statement.
+fn batch_ops(schema: &TableSchema, batch: &Batch) -> Result<Vec<BatchOp>> {
+    let mut ops = Vec::new();
+    for (statement, write) in &batch.writes {
+        let statement = *statement;
+        let at =
+            |e: CliError| CliError::new(e.code, format!("statement {statement}: {}", e.message));
+        let (write, options) = match write {
+            Statement::Upsert { columns, rows, using, condition, .. } => {
+                let options = writes::options(*condition, *using);
+                for (i, row) in rows.iter().enumerate() {
+                    let typed = typed_row(schema, columns, row).map_err(at)?;
+                    let typed = typed.into_iter().map(|(n, v)| (n.to_owned(), v)).collect();
+                    let row = (rows.len() > 1).then_some(i + 1);
+                    let write = execute::Write::Put(typed);
+                    ops.push(BatchOp { statement, row, write, options });
+                }
+                continue;
+            }
+            Statement::Update { set, key, range, more_range_fields, using, condition, .. } => {
+                let at_key = (key.as_slice(), range.as_ref(), more_range_fields.as_slice());
+                let (key, set) = typed_update(schema, set, at_key).map_err(at)?;
+                (execute::Write::Update { key, set }, writes::options(*condition, *using))
+            }
+            Statement::Delete { key, range, more_range_fields, condition, .. } => {
+                let plan = key_plan(schema, key, range.as_ref(), more_range_fields).map_err(at)?;
+                if !plan.full {
+                    return Err(at(CliError::invalid(format!(
+                        "a DELETE in a batch deletes one row: the WHERE clause must give the \
+                         whole primary key {}",
+                        key_list(schema, schema.primary_key().len())
+                    ))));
+                }
+                let options = writes::options(*condition, Using::default());
+                (execute::Write::Delete(plan.key), options)
+            }
+            _ => return Err(at(CliError::invalid("a batch holds only writes"))),
+        };
+        ops.push(BatchOp { statement, row: None, write, options });
+    }
+    Ok(ops)
+}
+
 /// Checks that every selected column is a field of the table (None: `*`).
 fn check_columns(schema: &TableSchema, columns: Option<&[String]>) -> Result<()> {
     let unknown = columns.into_iter().flatten().find(|c| schema.field(c).is_none());
@@ -915,7 +1029,8 @@ pub enum InputState {
 }
 
 /// Whether an interactive input (whole lines, each ending in `\n`) is ready to run. A SQL
-/// statement is complete at its `;` (outside quotes; a `'string'` may span lines). An admin CLI
+/// statement is complete at its `;` (outside quotes; a `'string'` may span lines), a batch at
+/// its `APPLY BATCH` and the `;` after it. An admin CLI
 /// block at the end of the input is complete when the storage DDL parser accepts it (after its
 /// `plan add-table`), at a `;`, or at a blank line. Input over [`SCRIPT_BYTES_MAX`] is complete,
 /// so that the parser refuses it.
@@ -925,11 +1040,16 @@ pub fn input_state(text: &str) -> InputState {
     }
     let mut pos = 0;
     let mut any = false;
+    let mut in_batch = false;
     loop {
         pos = lex::skip_gap(text, pos);
         let rest = &text[pos..];
         let Some(first) = rest.chars().next() else {
-            return if any { InputState::Complete } else { InputState::Empty };
+            return match (any, in_batch) {
+                (_, true) => InputState::Incomplete,
+                (true, false) => InputState::Complete,
+                (false, false) => InputState::Empty,
+            };
         };
         if first == ';' {
             pos += 1;
@@ -942,6 +1062,7 @@ pub fn input_state(text: &str) -> InputState {
             pos = block.end;
         } else {
             let Some(end) = sql_end(text, pos) else { return InputState::Incomplete };
+            in_batch = batch_marker(text, pos).unwrap_or(in_batch);
             any = true;
             pos = end;
         }
@@ -959,6 +1080,14 @@ fn admin_block_state(block: &str, has_command: bool, any_before: bool, text: &st
         }
         (true, _) => InputState::Incomplete,
     }
+}
+
+/// Whether the SQL statement at `pos` opens a batch (`BEGIN BATCH`: Some(true)) or closes one
+/// (`APPLY BATCH`: Some(false)); None for any other statement.
+fn batch_marker(text: &str, pos: usize) -> Option<bool> {
+    let first = lex::token_at(text, pos).ok().flatten()?;
+    let second = lex::token_at(text, lex::skip_gap(text, first.end)).ok().flatten()?;
+    batch::marker_words(&text[first.start..first.end], &text[second.start..second.end])
 }
 
 /// The end of the SQL statement at `pos` (after its `;`), or None while it is still open.
@@ -1267,6 +1396,24 @@ mod tests {
                     add-field -type STRING -name n primary-key -field n exit \
                     plan add-table -name p -wait\n";
         assert_eq!(input_state(seed), Complete);
+    }
+
+    /// A batch is one interactive input: open from BEGIN BATCH until APPLY BATCH and its `;`.
+    #[test]
+    fn a_batch_is_complete_at_apply_batch() {
+        use InputState::*;
+        assert_eq!(input_state("BEGIN BATCH;\n"), Incomplete);
+        assert_eq!(
+            input_state("begin batch abort on failure;\nUPSERT INTO t (a) VALUES (1);\n"),
+            Incomplete
+        );
+        assert_eq!(
+            input_state("BEGIN BATCH;\nUPSERT INTO t (a) VALUES (1);\nAPPLY BATCH;\n"),
+            Complete
+        );
+        assert_eq!(input_state("BEGIN BATCH;\nAPPLY BATCH\n"), Incomplete, "its ; ends it");
+        assert_eq!(input_state("BEGIN BATCH; APPLY BATCH; STATS;\n"), Complete);
+        assert_eq!(input_state("SELECT 'BEGIN BATCH';\n"), Complete);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 use super::admin;
 use super::ast::Statement;
+use super::batch::{self, Batches};
 use super::cursor::{Cursor, Result};
 use super::dml;
 use super::error::{Place, StatementError};
@@ -23,24 +24,38 @@ pub fn parse_script(text: &str) -> std::result::Result<Vec<Statement>, Statement
         return Err(StatementError::ScriptTooLong { bytes: text.len() });
     }
     let mut statements = Vec::new();
+    let mut batches = Batches::default();
     let mut pos = 0;
+    // Statements parsed so far, counting those inside batches and the batch markers.
+    let mut number = 0;
     loop {
         pos = lex::skip_gap(text, pos);
-        let Some(first) = text[pos..].chars().next() else { return Ok(statements) };
-        let number = statements.len() + 1;
+        let Some(first) = text[pos..].chars().next() else {
+            batches.finish(Place::at(text, number, text.len()))?;
+            return Ok(statements);
+        };
         if first == ';' {
             pos += 1;
         } else if admin::starts_block(&text[pos..]) {
             let block = admin::block(text, pos);
             let source = text[pos..block.end].trim_end();
-            check_len(text, number, pos, source.len())?;
+            check_len(text, number + 1, pos, source.len())?;
             if block.has_command {
+                number += 1;
+                batches.admin_block(Place::at(text, number, pos))?;
                 statements.push(Statement::Ddl(source.to_owned()));
             }
             pos = block.end;
         } else {
+            number += 1;
+            let at = Place::at(text, number, pos);
             let tokens = sql_tokens(text, number, &mut pos)?;
-            statements.push(sql_statement(&mut Cursor::new(text, &tokens, number))?);
+            let mut c = Cursor::new(text, &tokens, number);
+            let done = match batch::marker(&mut c)? {
+                Some(marker) => batches.marker(marker, at)?,
+                None => batches.statement(sql_statement(&mut c)?, at)?,
+            };
+            statements.extend(done);
         }
     }
 }
@@ -88,8 +103,8 @@ fn unterminated(text: &str, number: usize, u: lex::Unterminated) -> StatementErr
 /// SQL DDL verbs: a statement starting with one goes to the server verbatim.
 const DDL_VERBS: [&str; 5] = ["CREATE", "DROP", "ALTER", "TRUNCATE", "SHOW"];
 
-const STATEMENT_EXPECTED: &str = "a statement: SELECT, UPSERT, UPDATE, DELETE, DESCRIBE, STATS, \
-     TOPOLOGY, CREATE, DROP, ALTER, TRUNCATE, SHOW, or an admin CLI script";
+const STATEMENT_EXPECTED: &str = "a statement: SELECT, UPSERT, UPDATE, DELETE, BEGIN BATCH, \
+     DESCRIBE, STATS, TOPOLOGY, CREATE, DROP, ALTER, TRUNCATE, SHOW, or an admin CLI script";
 
 /// One SQL statement, by its first word.
 fn sql_statement(c: &mut Cursor<'_>) -> Result<Statement> {
@@ -139,7 +154,7 @@ mod tests {
     use std::ops::Bound;
 
     use super::*;
-    use crate::ast::{RangeSpec, Select, WriteCondition};
+    use crate::ast::{Batch, RangeSpec, Select, Using, Versions, WriteCondition};
     use crate::error::Problem;
     use crate::literal::test_literals::{key, num, string};
 
@@ -175,6 +190,7 @@ mod tests {
             descending: false,
             limit: None,
             allow_full_scan: false,
+            versions: None,
         }
     }
 
@@ -252,6 +268,7 @@ mod tests {
                 table: "t".into(),
                 columns: vec!["a".into(), "b".into()],
                 rows: vec![vec![num("1"), string("x")], vec![num("-2"), string("it's; fine")]],
+                using: Using::default(),
                 condition: WriteCondition::Always,
             }
         );
@@ -282,6 +299,134 @@ mod tests {
         assert!(e.to_string().contains("a version token"), "{e}");
         let e = parse_script("UPSERT INTO t (a) VALUES (1) IF ABSENT IF PRESENT").expect_err("two");
         assert!(e.to_string().contains("the end of the statement"), "{e}");
+    }
+
+    /// `USING VERSION v` (a number or a UTC date-time) and `USING TTL n unit`, in either order,
+    /// before IF.
+    #[test]
+    fn using_version_and_ttl() {
+        let using = |text: &str| match one(text) {
+            Statement::Upsert { using, .. } | Statement::Update { using, .. } => using,
+            other => panic!("{other:?}"),
+        };
+        let u = using("UPSERT INTO t (a) VALUES (1) USING VERSION 1764043200000 IF ABSENT");
+        assert_eq!(u, Using { version: Some(1_764_043_200_000), ttl_seconds: None });
+        let u = using(
+            "upsert into t (a) values (1) using ttl 2 days and version '2025-11-25 04:00:00'",
+        );
+        assert_eq!(u, Using { version: Some(1_764_043_200_000), ttl_seconds: Some(172_800) });
+        let u = using("UPDATE t SET b = 1 WHERE a = 1 USING TTL 90 SECONDS IF PRESENT");
+        assert_eq!(u, Using { version: None, ttl_seconds: Some(90) });
+        assert_eq!(using("UPSERT INTO t (a) VALUES (1) USING TTL 1 HOUR").ttl_seconds, Some(3600));
+        let e = error("UPSERT INTO t (a) VALUES (1) USING TTL 5");
+        assert!(
+            e.to_string().ends_with(
+                "expected the TTL's unit: SECONDS, HOURS or DAYS, found the end of the statement"
+            ),
+            "{e}"
+        );
+        let e = error("UPSERT INTO t (a) VALUES (1) USING VERSION 1 AND VERSION 2");
+        assert!(e.to_string().contains("expected TTL after AND"), "{e}");
+        let e = error("UPSERT INTO t (a) VALUES (1) USING VERSION '2025-13-01'");
+        assert!(e.to_string().contains("(the month is not 01..=12)"), "{e}");
+        let e = error("UPSERT INTO t (a) VALUES (1) USING VERSION -5");
+        assert!(e.to_string().contains("expected a version: ms since the epoch"), "{e}");
+        let e = error("UPSERT INTO t (a) VALUES (1) USING TTL 18446744073709551615 DAYS");
+        assert!(e.to_string().contains("a TTL that fits"), "{e}");
+        let e = error("UPSERT INTO t (a) VALUES (1) USING NOW");
+        assert!(e.to_string().contains("expected VERSION or TTL after USING"), "{e}");
+        assert!(
+            parse_script("DELETE FROM t WHERE a = 1 USING VERSION 5").is_err(),
+            "not on DELETE"
+        );
+    }
+
+    /// `VERSIONS n`, `VERSIONS ALL` and `VERSIONS [n] FROM a TO b`, between WHERE and ORDER BY.
+    #[test]
+    fn select_versions() {
+        let versions = |text: &str| select(text).versions;
+        let max = ringstore_model::table::limits::MAX_VERSIONS_MAX;
+        assert_eq!(versions("SELECT * FROM t WHERE k = 1 VERSIONS 3"), Some(Versions::Latest(3)));
+        assert_eq!(
+            versions("select * from t where k = 1 versions all"),
+            Some(Versions::Latest(max))
+        );
+        assert_eq!(
+            versions("SELECT * FROM t WHERE k = 1 VERSIONS 2 FROM 10 TO '1970-01-01 00:00:01'"),
+            Some(Versions::Range { from: 10, to: 1000, max: 2 })
+        );
+        let s =
+            select("SELECT * FROM t WHERE k = 'a' VERSIONS FROM 1 TO 5 ORDER BY j DESC LIMIT 4");
+        assert_eq!(s.versions, Some(Versions::Range { from: 1, to: 5, max }));
+        assert_eq!((s.order_by.as_deref(), s.limit), (Some("j"), Some(4)));
+        assert_eq!(versions("SELECT * FROM t WHERE k = 1"), None);
+        let e = error("SELECT * FROM t WHERE k = 1 VERSIONS 0");
+        assert!(
+            e.to_string().contains("expected a version count (1 to 2^32 - 1), ALL or FROM"),
+            "{e}"
+        );
+        let e = error("SELECT * FROM t WHERE k = 1 VERSIONS FROM 1");
+        assert!(e.to_string().ends_with("expected TO, found the end of the statement"), "{e}");
+        let e = error("SELECT * FROM t WHERE k = 1 LIMIT 2 VERSIONS 3");
+        assert!(e.to_string().contains("found \"VERSIONS\""), "{e}");
+    }
+
+    /// `BEGIN BATCH [ABORT ON FAILURE]; writes; APPLY BATCH` is one statement holding its writes
+    /// with their statement numbers.
+    #[test]
+    fn batches_group_their_writes() {
+        let script = "STATS; BEGIN BATCH ABORT ON FAILURE;\n\
+                      UPSERT INTO t (a, b) VALUES (1, 2), (1, 3) IF ABSENT;\n\
+                      DELETE FROM t WHERE a = 1 AND b = 4;\n\
+                      UPDATE t SET c = 5 WHERE a = 1 AND b = 5;\n\
+                      APPLY BATCH; begin batch; upsert into t (a) values (1); apply batch";
+        let statements = parse_script(script).expect("parses");
+        assert_eq!(statements.len(), 3, "{statements:?}");
+        let Statement::Batch(Batch { abort_on_failure, writes }) = &statements[1] else {
+            panic!("{statements:?}")
+        };
+        assert!(*abort_on_failure);
+        let numbers: Vec<usize> = writes.iter().map(|(n, _)| *n).collect();
+        assert_eq!(numbers, [3, 4, 5]);
+        assert!(matches!(writes[1].1, Statement::Delete { .. }));
+        let Statement::Batch(second) = &statements[2] else { panic!("{statements:?}") };
+        assert!(!second.abort_on_failure);
+        assert_eq!(second.writes[0].0, 8, "markers count as statements");
+    }
+
+    #[test]
+    fn batch_mistakes_name_the_statement() {
+        let message = |text: &str| error(text).to_string();
+        let e = message("BEGIN BATCH; UPSERT INTO t (a) VALUES (1); SELECT * FROM t; APPLY BATCH");
+        assert!(e.starts_with("statement 3, line 1, column 44 (byte 43): a batch holds only UPSERT, UPDATE and DELETE statements, and this is a SELECT"), "{e}");
+        let e = message(
+            "BEGIN BATCH; UPSERT INTO t (a) VALUES (1); UPSERT INTO u (a) VALUES (1); APPLY BATCH",
+        );
+        assert!(e.ends_with("this statement writes u, but the batch's first write is on t"), "{e}");
+        let e = message("BEGIN BATCH; BEGIN BATCH; APPLY BATCH");
+        assert!(e.contains("BEGIN BATCH inside the batch that statement 1 began"), "{e}");
+        let e = message("APPLY BATCH");
+        assert!(e.ends_with("APPLY BATCH without a BEGIN BATCH before it"), "{e}");
+        let e = message("BEGIN BATCH; APPLY BATCH");
+        assert!(e.contains("the batch has no writes"), "{e}");
+        let e = message("BEGIN BATCH; UPSERT INTO t (a) VALUES (1)");
+        assert!(
+            e.ends_with(
+                "expected APPLY BATCH to end the batch of statement 1, found the end of the script"
+            ),
+            "{e}"
+        );
+        let e = message("BEGIN BATCH;\ntable create -name t\nadd-field -type LONG -name k\nprimary-key -field k\nexit\nplan add-table -name t\nAPPLY BATCH");
+        assert!(e.contains("this is an admin CLI block"), "{e}");
+        let e = message("BEGIN BATCH ABORT; UPSERT INTO t (a) VALUES (1); APPLY BATCH");
+        assert!(e.contains("expected ON"), "{e}");
+        let e = message("BEGIN BATCH UPSERT INTO t (a) VALUES (1); APPLY BATCH");
+        assert!(e.contains("expected ABORT ON FAILURE or the end of the statement"), "{e}");
+        let rows = vec!["(1)"; 600].join(", ");
+        let e = error(&format!("BEGIN BATCH; UPSERT INTO t (a) VALUES {rows}; UPSERT INTO t (a) VALUES {rows}; APPLY BATCH"));
+        assert_eq!(e.code(), 803);
+        assert!(e.to_string().starts_with("statement 3, "), "{e}");
+        assert!(e.to_string().ends_with("the number of operations of one batch (one per UPSERT row) is 1200, over the limit EXECUTE_OPS_MAX = 1000"), "{e}");
     }
 
     #[test]
@@ -433,7 +578,7 @@ mod tests {
         let e = error("SELECT * FROM t WHERE a = 1 b");
         assert!(e
             .to_string()
-            .contains("expected AND, ORDER BY, LIMIT, ALLOW FULL SCAN or the end"));
+            .contains("expected AND, VERSIONS, ORDER BY, LIMIT, ALLOW FULL SCAN or the end"));
         let e = error("SELECT * FROM t WHERE a <> 1");
         assert!(e.to_string().ends_with("expected a comparison: =, <, <=, > or >=, found \"<>\""));
         let e = error("UPSERT INTO t (a) VALUES (12ab)");

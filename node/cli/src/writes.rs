@@ -7,19 +7,24 @@ use ringstore_model::table::{Condition, RowToken, WriteOutcome};
 use ringstore_net::WriteOptions;
 use serde_json::json;
 
-use super::ast::WriteCondition;
+use super::ast::{Using, WriteCondition};
 use super::output::{json_line, message_table};
 use super::Format;
 
-/// The protocol's write options for `condition` (everything else as the table sets it).
-pub fn options(condition: WriteCondition) -> WriteOptions {
+/// The protocol's write options for `condition` and `using` (the rest as the table sets it).
+pub fn options(condition: WriteCondition, using: Using) -> WriteOptions {
     let condition = match condition {
         WriteCondition::Always => Condition::Always,
         WriteCondition::IfAbsent => Condition::IfAbsent,
         WriteCondition::IfPresent => Condition::IfPresent,
         WriteCondition::IfVersion(token) => Condition::IfVersion(RowToken(token)),
     };
-    WriteOptions { condition, ..WriteOptions::default() }
+    WriteOptions {
+        condition,
+        version: using.version,
+        ttl_seconds: using.ttl_seconds,
+        ..WriteOptions::default()
+    }
 }
 
 /// What the outcomes of an UPSERT's rows (`verb` "written") or a one-row DELETE ("deleted")
@@ -95,9 +100,13 @@ mod tests {
 
     #[test]
     fn conditions_map_to_the_protocol() {
-        assert_eq!(options(WriteCondition::Always), WriteOptions::default());
-        let v = options(WriteCondition::IfVersion(5));
+        let none = Using::default();
+        assert_eq!(options(WriteCondition::Always, none), WriteOptions::default());
+        let v = options(WriteCondition::IfVersion(5), none);
         assert_eq!(v.condition, Condition::IfVersion(RowToken(5)));
-        assert_eq!(options(WriteCondition::IfAbsent).condition, Condition::IfAbsent);
+        assert_eq!(options(WriteCondition::IfAbsent, none).condition, Condition::IfAbsent);
+        let using = Using { version: Some(1_764_043_200_000), ttl_seconds: Some(60) };
+        let o = options(WriteCondition::Always, using);
+        assert_eq!((o.version, o.ttl_seconds), (Some(1_764_043_200_000), Some(60)));
     }
 }
