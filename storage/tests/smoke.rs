@@ -63,6 +63,33 @@ fn a_renamed_dma_file_keeps_its_size_and_takes_durable_writes() {
     });
 }
 
+/// A log flush's buffer is its records followed by zeros, also when glommio hands out a buffer
+/// that an earlier write left full of other bytes (its buffers are pooled, not zeroed).
+#[test]
+fn a_flush_buffer_is_its_prefix_then_zeros_on_dma_disk() {
+    use ringstore_storage::disk::{Disk, DiskFile};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().to_path_buf();
+    common::run(move || async move {
+        let disk = DmaDisk;
+        disk.prepare_dir(&root).await.expect("prepare");
+        let file = disk.create(&root.join("f")).await.expect("create");
+        for round in 0..4u64 {
+            let mut dirty = file.alloc_buf(8192);
+            dirty.as_mut().fill(0xA5);
+            file.write_at(dirty, 0).await.expect("write a dirty buffer");
+            let prefix = vec![b'r'; 100 + round as usize * 1000];
+            let buf = file.alloc_buf_from(&prefix, 8192);
+            assert_eq!(&buf.as_ref()[..prefix.len()], &prefix[..]);
+            assert!(buf.as_ref()[prefix.len()..].iter().all(|&b| b == 0), "round {round}");
+            file.write_at(buf, 8192).await.expect("write");
+            let back = file.read_at(8192, 8192).await.expect("read");
+            assert_eq!(&back[..prefix.len()], &prefix[..]);
+            assert!(back[prefix.len()..].iter().all(|&b| b == 0), "round {round}, on disk");
+        }
+    });
+}
+
 /// A store on the real disk that fills several preallocated segments with Sync writes, compacts
 /// them (compaction scans each by the file's size) and reopens with everything there.
 #[test]

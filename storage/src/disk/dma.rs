@@ -193,6 +193,15 @@ impl DiskFile for DmaDiskFile {
         buf
     }
 
+    fn alloc_buf_from(&self, prefix: &[u8], len: usize) -> DmaBuffer {
+        // glommio's buffers come from a pool, not zeroed: write every byte exactly once.
+        let mut buf = self.file.alloc_dma_buffer(len);
+        let bytes = buf.as_bytes_mut();
+        bytes[..prefix.len()].copy_from_slice(prefix);
+        bytes[prefix.len()..].fill(0);
+        buf
+    }
+
     async fn write_at(&self, buf: DmaBuffer, pos: u64) -> io::Result<()> {
         write_whole(&self.file, buf, pos).await
     }

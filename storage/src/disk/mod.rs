@@ -57,6 +57,14 @@ pub trait DiskFile: std::fmt::Debug + 'static {
 
     /// A zeroed buffer of `len` bytes; `len` is a multiple of [`crate::constants::DMA_ALIGN_BYTES`].
     fn alloc_buf(&self, len: usize) -> Self::Buf;
+    /// A buffer of `len` bytes that starts with `prefix` and is zero after it (`prefix.len() <=
+    /// len`): a log flush's records and their padding. An implementation whose fresh buffers are
+    /// not zeroed writes each byte once instead of zeroing them all first.
+    fn alloc_buf_from(&self, prefix: &[u8], len: usize) -> Self::Buf {
+        let mut buf = self.alloc_buf(len);
+        buf.as_mut()[..prefix.len()].copy_from_slice(prefix);
+        buf
+    }
     /// Writes the whole buffer at `pos` (aligned). A short write is an error.
     async fn write_at(&self, buf: Self::Buf, pos: u64) -> io::Result<()>;
     /// Writes the whole buffer at `pos` and makes *this write* durable, with the metadata needed

@@ -246,11 +246,7 @@ async fn write_chunk<D: Disk>(shared: &Shared<D>, i: usize, durable: bool) -> Re
         let st = shared.state.borrow();
         let bytes = &st.inflight[i].bytes;
         let len = align_up(bytes.len() as u64, DMA_ALIGN_BYTES) as usize;
-        (len > 0).then(|| {
-            let mut buf = file.alloc_buf(len);
-            buf.as_mut()[..bytes.len()].copy_from_slice(bytes);
-            buf
-        })
+        (len > 0).then(|| file.alloc_buf_from(bytes, len))
     };
     if let Some(buf) = buf {
         let len = buf.as_ref().len() as u64;
