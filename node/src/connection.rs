@@ -75,6 +75,7 @@ pub async fn serve(shard: Rc<Shard>, mut stream: TcpStream) {
     let fd = stream.as_raw_fd();
     let (reader, writer) = futures_lite::io::split(stream);
     let out = Rc::new(Output::new(fd, shard.budget.clone()));
+    shard.idle.watch(&out);
     let writer_task = glommio::spawn_local(write_loop(shard.clone(), out.clone(), writer));
     read_loop(&shard, &out, reader).await;
     let finish = async {
@@ -163,12 +164,15 @@ async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<Tcp
         let timeout = read_timeout(&shard.limits, frame_started);
         match wait_for_input(shard, out, &mut reader, input.free_space(), timeout).await {
             Wake::Read(Ok(0)) | Wake::Read(Err(_)) | Wake::Shutdown | Wake::Killed => return,
-            Wake::Read(Ok(n)) => input.filled += n,
+            Wake::Read(Ok(n)) => {
+                input.filled += n;
+                out.input_seen.set(true);
+            }
             Wake::Full => {}
             Wake::Timeout => {
                 tracing::debug!(
                     filled = input.filled,
-                    "closing a connection: read or idle timeout"
+                    "closing a connection: a frame not complete within the read timeout"
                 );
                 return;
             }
@@ -385,16 +389,10 @@ async fn wait_for_output(shard: &Shard, out: &Output, below: usize) -> bool {
 }
 
 /// How long the next read may wait: what is left of the read timeout for a frame that has
-/// started, else the idle timeout (None: no limit).
+/// started, else no limit (the idle timeout is the shard's sweeper's, `idle.rs`).
 fn read_timeout(limits: &Limits, frame_started: Option<Instant>) -> Option<Duration> {
-    match frame_started {
-        Some(start) => {
-            let limit = Duration::from_millis(limits.read_timeout_ms);
-            Some(limit.saturating_sub(start.elapsed()))
-        }
-        None if limits.idle_timeout_ms > 0 => Some(Duration::from_millis(limits.idle_timeout_ms)),
-        None => None,
-    }
+    let start = frame_started?;
+    Some(Duration::from_millis(limits.read_timeout_ms).saturating_sub(start.elapsed()))
 }
 
 /// Waits for the first of: bytes from the client, the timeout, shutdown, the connection being
@@ -689,15 +687,16 @@ mod tests {
     }
 
     #[test]
-    fn a_started_frame_gets_what_is_left_of_the_read_timeout_and_an_idle_one_the_idle_timeout() {
+    fn a_started_frame_gets_what_is_left_of_the_read_timeout_and_no_frame_no_timer() {
         let limits = Limits { read_timeout_ms: 1_000, idle_timeout_ms: 0, ..Limits::default() };
-        assert_eq!(read_timeout(&limits, None), None, "no idle timeout: wait for ever");
+        assert_eq!(read_timeout(&limits, None), None, "between frames: wait for ever");
         let started = Instant::now() - Duration::from_millis(400);
         let left = read_timeout(&limits, Some(started)).expect("a frame has a timeout");
         assert!(left <= Duration::from_millis(600), "{left:?}");
         let long_ago = Instant::now() - Duration::from_secs(5);
         assert_eq!(read_timeout(&limits, Some(long_ago)), Some(Duration::ZERO));
+        // The idle timeout arms no timer in the read loop: the shard's sweeper enforces it.
         let idle = Limits { idle_timeout_ms: 300_000, ..limits };
-        assert_eq!(read_timeout(&idle, None), Some(Duration::from_secs(300)));
+        assert_eq!(read_timeout(&idle, None), None);
     }
 }

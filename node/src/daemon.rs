@@ -43,7 +43,7 @@ use crate::mesh::{MeshEnds, Peers, ShardMsg};
 use crate::ports;
 use crate::shard::Shard;
 use crate::shutdown::Shutdown;
-use crate::{listener, metrics_http, peer, resume};
+use crate::{idle_task, listener, metrics_http, peer, resume};
 
 /// What a running node reports once every shard is ready.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -417,6 +417,7 @@ impl Opened {
             budget: BufferBudget::new(config.limits.buffer_bytes / config.shards),
             acks: Default::default(),
             scratch: Default::default(),
+            idle: Default::default(),
         });
         (shard, self.receivers)
     }
@@ -430,6 +431,7 @@ struct Tasks {
     own: Task<()>,
     metrics: Option<Task<()>>,
     resume: Task<()>,
+    idle: Task<()>,
 }
 
 /// Starts the shard's tasks: the acknowledger, one per peer channel, the accept loops, the
@@ -453,6 +455,7 @@ fn spawn_tasks(
             .metrics
             .map(|l| glommio::spawn_local(metrics_http::serve(shard.clone(), l))),
         resume: glommio::spawn_local(resume::run(shard.clone(), config.store.segment_size_bytes)),
+        idle: glommio::spawn_local(idle_task::run(shard.clone())),
     }
 }
 
@@ -470,6 +473,7 @@ async fn drain_and_stop(
         t.await;
     }
     tasks.resume.await;
+    tasks.idle.await;
     while shard.connections.get() > 0 {
         let listener = shard.connection_closed.listen();
         if shard.connections.get() == 0 {

@@ -25,6 +25,8 @@ pub mod error;
 pub mod fanout;
 pub mod fd_limit;
 pub mod forward;
+pub mod idle;
+pub mod idle_task;
 pub mod inflight;
 pub mod inline;
 pub mod listener;

@@ -41,6 +41,8 @@ pub struct Output {
     pub(crate) done: Cell<bool>,
     /// Close at once, dropping what is pending (output cap exceeded, or a write failed).
     pub(crate) killed: Cell<bool>,
+    /// Set by the read loop when bytes arrive, cleared by the shard's idle sweeper (`idle.rs`).
+    pub(crate) input_seen: Cell<bool>,
     /// Requests of this connection still running.
     pub(crate) inflight: Cell<usize>,
     /// The writer task holds a batch it is writing: nothing else may write to the socket
@@ -62,6 +64,7 @@ impl Output {
             ready: event_listener::Event::new(),
             done: Cell::default(),
             killed: Cell::default(),
+            input_seen: Cell::default(),
             inflight: Cell::default(),
             writing: Cell::default(),
             finished: event_listener::Event::new(),

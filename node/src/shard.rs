@@ -17,6 +17,7 @@ use crate::connection_cap::ConnectionCap;
 use crate::counters::Counters;
 use crate::durable_acks::DurableAcks;
 use crate::error::RequestError;
+use crate::idle::IdleWatch;
 use crate::inflight::InflightSlot;
 use crate::mesh::Peers;
 use crate::shutdown::Shutdown;
@@ -53,6 +54,8 @@ pub struct Shard {
     /// The encoded key and row of the request the inline path is running (`inline.rs`),
     /// reused from one request to the next.
     pub scratch: RefCell<PutScratch>,
+    /// The connections the idle sweeper watches (`idle.rs`).
+    pub idle: IdleWatch,
 }
 
 impl Shard {

@@ -67,5 +67,6 @@ pub async fn shard(dir: &std::path::Path, shards: u32, id: usize) -> Rc<Shard> {
         budget: ringstore_node::budget::BufferBudget::new(Limits::default().buffer_bytes),
         acks: Default::default(),
         scratch: Default::default(),
+        idle: Default::default(),
     })
 }

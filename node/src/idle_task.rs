@@ -1,0 +1,39 @@
+//! The shard's idle sweeper: the task that looks at the shard's [`IdleWatch`] four times per
+//! idle timeout (`idle.rs` says why there is no timer per read).
+//!
+//! [`IdleWatch`]: crate::idle::IdleWatch
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use futures_lite::future::or;
+
+use crate::idle::{sweep_interval, IDLE_SWEEPS_PER_TIMEOUT};
+use crate::shard::Shard;
+
+/// The shard's sweeper: runs until shutdown; does nothing when the idle timeout is 0 (never).
+pub async fn run(shard: Rc<Shard>) {
+    if shard.limits.idle_timeout_ms == 0 {
+        return;
+    }
+    let interval = sweep_interval(shard.limits.idle_timeout_ms);
+    let stopping = Cell::new(false);
+    loop {
+        or(glommio::timer::sleep(interval), async {
+            shard.shutdown.requested().await;
+            stopping.set(true);
+        })
+        .await;
+        if stopping.get() {
+            return;
+        }
+        let killed = shard.idle.sweep(IDLE_SWEEPS_PER_TIMEOUT);
+        if killed > 0 {
+            tracing::debug!(
+                shard = shard.id,
+                killed,
+                "closed connections idle past the idle timeout"
+            );
+        }
+    }
+}
