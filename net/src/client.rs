@@ -228,7 +228,7 @@ impl Client {
         check_name("table name", table)?;
         if ops.len() > EXECUTE_OPS_MAX {
             return Err(invalid(format!(
-                "{} operations in one execute; the limit is {EXECUTE_OPS_MAX}",
+                "{} operations in one execute; the limit is {EXECUTE_OPS_MAX} (EXECUTE_OPS_MAX)",
                 ops.len()
             )));
         }

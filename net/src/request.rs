@@ -12,8 +12,9 @@ use crate::fields::FieldList;
 use crate::frame::{Flags, Opcode};
 use crate::wire::{Reader, ValueRef, WireError, WireResult, Writer};
 
-/// Most operations in one Execute request (the table layer's batch limit is the same).
-pub const EXECUTE_OPS_MAX: usize = 1000;
+/// Most operations in one Execute request: the table layer's execute limit, which a decoder
+/// checks before it collects the operations (a larger count is [`WireError::TooManyOperations`]).
+pub use ringstore_model::constants::EXECUTE_OPS_MAX;
 
 /// Option bits of a write (`WriteOptions::write`).
 const OPT_VERSION: u8 = 1 << 0;
@@ -398,7 +399,7 @@ fn read_execute<'a>(r: &mut Reader<'a>) -> WireResult<Request<'a>> {
     let at = r.position();
     let count = usize::from(r.u16("operation count")?);
     if count > EXECUTE_OPS_MAX {
-        return Err(bad(at, "operation count", count as u64));
+        return Err(WireError::TooManyOperations { at, count });
     }
     // Each operation takes at least 20 bytes, so the count is bounded by the body as well.
     let mut ops = Vec::with_capacity(count.min(r.left() / 20));
@@ -601,6 +602,21 @@ mod tests {
         w.u64(0);
         let err = Request::decode(Opcode::Delete, &w.buf).expect_err("token without IfVersion");
         assert!(err.to_string().contains("IfVersion"), "{err}");
+    }
+
+    /// An Execute over `EXECUTE_OPS_MAX` operations is refused by its count, before any
+    /// operation is read, with the count and the limit.
+    #[test]
+    fn an_execute_over_the_operation_limit_names_it() {
+        let mut w = Writer::default();
+        w.name("t");
+        w.u8(0);
+        w.u16(EXECUTE_OPS_MAX as u16 + 1);
+        let err = Request::decode(Opcode::Execute, &w.buf).expect_err("too many operations");
+        assert_eq!(err, WireError::TooManyOperations { at: 3, count: 1001 });
+        assert_eq!(err.code(), 710);
+        let message = err.to_string();
+        assert!(message.ends_with("is 1001; the limit is 1000 (EXECUTE_OPS_MAX)"), "{message}");
     }
 
     /// The Get example of docs/PROTOCOL.md ("Requests"): the document's bytes are the encoder's.

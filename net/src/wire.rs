@@ -31,6 +31,11 @@ pub enum WireError {
     BadBoolean { at: usize, byte: u8 },
     #[error("fields list at byte {at} has {count} entries; the limit is {FIELDS_MAX}")]
     TooManyFields { at: usize, count: usize },
+    #[error(
+        "Execute's operation count at byte {at} is {count}; the limit is {} (EXECUTE_OPS_MAX)",
+        ringstore_model::constants::EXECUTE_OPS_MAX
+    )]
+    TooManyOperations { at: usize, count: usize },
     #[error("{what} at byte {at} is {value}, which is not allowed here")]
     BadEnum { at: usize, what: &'static str, value: u64 },
     #[error("body has {extra} bytes after the last field (at byte {at})")]

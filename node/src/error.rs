@@ -108,9 +108,6 @@ mod tests {
         ];
         let codes: Vec<u16> = all.iter().map(RequestError::code).collect();
         assert_eq!(codes, [711, 720, 721, 722, 723]);
-        let doc = include_str!("../../docs/ERRORS.md");
-        for code in codes {
-            assert!(doc.contains(&format!("\n| {code} | ")), "{code} missing from ERRORS.md");
-        }
+        ringstore_model::error_codes::assert_documented(&codes);
     }
 }

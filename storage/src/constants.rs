@@ -23,10 +23,10 @@ pub const SEGMENT_SIZE_BYTES_MIN: u64 = 4 * 1024 * 1024;
 /// Largest configurable segment: a location keeps `offset / 8` in 23 bits.
 pub const SEGMENT_SIZE_BYTES_MAX: u64 = 64 * 1024 * 1024;
 
-// The limits a client must know too (largest key and value, most operations in a batch, most rows
-// a scan returns) are defined in `ringstore-model` and re-exported here.
+// The limits a client must know too (largest key and value, most operations in a batch and in an
+// execute, most rows a scan returns) are defined in `ringstore-model` and re-exported here.
 pub use ringstore_model::constants::{
-    BATCH_OPS_MAX, KEY_BYTES_MAX, SCAN_LIMIT_MAX, VALUE_BYTES_MAX,
+    BATCH_OPS_MAX, EXECUTE_OPS_MAX, KEY_BYTES_MAX, SCAN_LIMIT_MAX, VALUE_BYTES_MAX,
 };
 /// Most encoded bytes (headers, keys, values, alignment) in one atomic batch. A batch is written in
 /// one segment, so it must fit in the smallest segment.

@@ -2,14 +2,17 @@
 //! range tombstone in the log): a concurrent reader sees all of the rows or none, a power loss at
 //! any point leaves all of them or none, and neither compaction nor a checkpoint brings any back.
 //!
-//! Sizes: the reader test deletes 100,000 rows; the crash test 20,000 rows per seed (24 seeds;
-//! 100,000 would make each seed's reopen and check about five times slower for no new case: the
-//! delete is one record whatever the count), the compaction test 40,000 (over three segments).
+//! Sizes: the reader test and the crash test delete 100,000 rows (issue 14's figure); the
+//! compaction test 40,000 (over three segments). The crash test starts each seed from one of two
+//! loaded disks: one closed cleanly (the rows are in a checkpoint) and one copied from a store
+//! that was only synced (the rows are only in the log, so recovery replays 100,000 puts and then
+//! the range tombstone, by log position).
 
 mod common;
 
 use std::cell::Cell;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures_lite::future::{poll_once, yield_now};
 use rand::rngs::StdRng;
@@ -19,7 +22,7 @@ use ringstore_storage::disk::sim::SimDisk;
 use ringstore_storage::table::*;
 use ringstore_storage::{Durability, ManualClock};
 
-use common::{open_tables, run, sim, T0_MS};
+use common::{checkpoint_path, open_tables, run, sim, T0_MS};
 
 const TABLE: &str = "CREATE TABLE readings (device STRING, ts TIMESTAMP, note STRING, \
                      PRIMARY KEY (SHARD(device), ts DESC))";
@@ -127,19 +130,23 @@ fn copy_disk(from: &SimDisk, seed: u64) -> SimDisk {
 enum CrashPoint {
     /// While the delete is in flight: after this many polls and yields.
     DuringDelete(usize),
+    /// After the delete returned, while a compaction runs: after this many of its polls.
+    DuringCompaction(usize),
     /// After the delete returned, then maybe a compaction, a checkpoint, a re-inserted row.
     After { compact: bool, checkpoint: bool, reborn: bool },
 }
 
-const CRASH_ROWS: i64 = 20_000;
+const CRASH_ROWS: i64 = 100_000;
 
 impl CrashPoint {
     fn draw(rng: &mut StdRng) -> CrashPoint {
-        if rng.gen_bool(0.5) {
-            CrashPoint::DuringDelete(rng.gen_range(0..6))
-        } else {
-            let mut coin = || rng.gen_bool(0.5);
-            CrashPoint::After { compact: coin(), checkpoint: coin(), reborn: coin() }
+        match rng.gen_range(0..3) {
+            0 => CrashPoint::DuringDelete(rng.gen_range(0..6)),
+            1 => CrashPoint::DuringCompaction(rng.gen_range(0..COMPACTION_POLLS_MAX)),
+            _ => {
+                let mut coin = || rng.gen_bool(0.5);
+                CrashPoint::After { compact: coin(), checkpoint: coin(), reborn: coin() }
+            }
         }
     }
 
@@ -157,6 +164,12 @@ impl CrashPoint {
                     }
                     yield_now().await;
                 }
+            }
+            CrashPoint::DuringCompaction(polls) => {
+                let o = delete(ts, "victim", d).await;
+                assert_eq!(o, MultiDeleteOutcome { deleted: CRASH_ROWS as usize, resume: None });
+                // A finished compaction synced the log, range tombstone included.
+                return compact_for(ts, polls).await || d == Durability::Sync;
             }
             CrashPoint::After { compact, checkpoint, reborn } => {
                 let o = delete(ts, "victim", d).await;
@@ -180,6 +193,27 @@ impl CrashPoint {
         }
         must_be_gone
     }
+}
+
+/// Most polls of a compaction before the power fails: fewer than a compaction of the crash
+/// test's disk takes, so such a crash cuts it short (the test checks that some did).
+const COMPACTION_POLLS_MAX: usize = 64;
+
+/// Compactions that a crash cut short.
+static COMPACTIONS_CUT: AtomicUsize = AtomicUsize::new(0);
+
+/// Polls a compaction at most `polls` times; returns whether it finished.
+async fn compact_for(ts: &TableStore<SimDisk>, polls: usize) -> bool {
+    let mut compaction = Box::pin(ts.store().compact());
+    for _ in 0..polls {
+        if let Some(report) = poll_once(&mut compaction).await {
+            report.expect("compact");
+            return true;
+        }
+        yield_now().await;
+    }
+    COMPACTIONS_CUT.fetch_add(1, Ordering::Relaxed);
+    false
 }
 
 /// One seed: the delete up to a random point, a power loss, a reopen. Returns whether the
@@ -212,29 +246,51 @@ async fn crash_one(template: &SimDisk, clock: &ManualClock, seed: u64) -> bool {
     left == 0
 }
 
+/// The loaded table on a simulated disk: closed (so its rows are in a checkpoint), or only
+/// synced and copied as it is (so its rows are only in the log).
+async fn loaded_template(clock: &ManualClock, checkpointed: bool) -> SimDisk {
+    let disk = sim(0);
+    let ts = open_tables(&disk, clock).await.expect("open");
+    ts.ddl(TABLE).await.expect("create the table");
+    load(&ts, "victim", CRASH_ROWS).await;
+    load(&ts, "bystander", BYSTANDER_ROWS).await;
+    if checkpointed {
+        ts.close().await.expect("close");
+        assert!(disk.file_bytes(&checkpoint_path()).is_some(), "closing wrote a checkpoint");
+        return disk;
+    }
+    ts.store().sync().await.expect("sync");
+    let copy = copy_disk(&disk, 0);
+    drop(ts);
+    assert_eq!(copy.file_bytes(&checkpoint_path()), None, "no checkpoint holds the rows");
+    copy
+}
+
 #[test]
 fn a_crash_anywhere_around_a_multi_delete_leaves_all_rows_or_none() {
-    const SEEDS: u64 = 24;
+    const SEEDS: u64 = 48;
     run(|| async move {
         let clock = ManualClock::new(T0_MS);
-        // The loaded table, closed (so checkpointed) once and copied for every seed.
-        let template = sim(0);
-        let ts = open_tables(&template, &clock).await.unwrap();
-        ts.ddl(TABLE).await.unwrap();
-        load(&ts, "victim", CRASH_ROWS).await;
-        load(&ts, "bystander", BYSTANDER_ROWS).await;
-        ts.close().await.unwrap();
-
-        let (mut gone, mut kept) = (0, 0);
+        // Each template is loaded once and copied for every seed; odd seeds start from the log.
+        let templates = [loaded_template(&clock, true).await, loaded_template(&clock, false).await];
+        let (mut gone, mut kept) = ([0; 2], [0; 2]);
         for seed in 1..=SEEDS {
-            if crash_one(&template, &clock, seed).await {
-                gone += 1;
+            let from = (seed % 2) as usize;
+            if crash_one(&templates[from], &clock, seed).await {
+                gone[from] += 1;
             } else {
-                kept += 1;
+                kept[from] += 1;
             }
         }
-        // Both outcomes happen, so the crash really fell on both sides of the delete.
-        assert!(gone > 0 && kept > 0, "gone in {gone} seeds, kept in {kept}");
+        // Both outcomes happen from both templates, so the crash really fell on both sides of
+        // the delete, with the rows in a checkpoint and with the rows only in the log.
+        for from in 0..2 {
+            assert!(
+                gone[from] > 0 && kept[from] > 0,
+                "template {from}: gone {gone:?}, kept {kept:?}"
+            );
+        }
+        assert!(COMPACTIONS_CUT.load(Ordering::Relaxed) > 0, "no crash fell inside a compaction");
     });
 }
 

@@ -11,7 +11,7 @@
 mod common;
 
 use common::{open_tables, run, sim, T0_MS};
-use ringstore_storage::constants::{BATCH_OPS_MAX, SCAN_LIMIT_MAX};
+use ringstore_storage::constants::{BATCH_OPS_MAX, EXECUTE_OPS_MAX, SCAN_LIMIT_MAX};
 use ringstore_storage::disk::sim::SimDisk;
 use ringstore_storage::table::limits::{
     DURATION_SECONDS_MAX, ENCODED_KEY_BYTES_MAX, KEY_FIELD_BYTES_MAX, MAX_VERSIONS_MAX,
@@ -601,7 +601,7 @@ fn execute_with_a_duplicate_key_219() {
 }
 
 #[test]
-fn execute_with_0_or_1025_ops_220() {
+fn execute_with_0_or_1001_ops_220() {
     run(|| async move {
         let (_clock, ts) = open(220).await;
         let before = dump_all(&ts).await;
@@ -610,21 +610,24 @@ fn execute_with_0_or_1025_ops_220() {
             ts.execute("items", &[], opts).await,
             220,
             "items",
-            &["0 operations", "1..=1024"],
+            &["0 operations", "1..=1000 operations (EXECUTE_OPS_MAX)"],
         );
         assert_eq!(e, TableError::ExecuteSize { table: "items".into(), ops: 0 });
+        // The limit is EXECUTE_OPS_MAX (the protocol's too), not the store's BATCH_OPS_MAX.
         let rows: Vec<_> =
-            (0..=BATCH_OPS_MAX).map(|i| item("z", 1, &format!("c{i:04}"), i as i32)).collect();
+            (0..=EXECUTE_OPS_MAX).map(|i| item("z", 1, &format!("c{i:04}"), i as i32)).collect();
         let ops: Vec<_> = rows.iter().map(|r| WriteOp::put(r)).collect();
-        assert_eq!(ops.len(), 1025);
-        let parts = ["1025 operations", "1..=1024"];
+        assert_eq!(ops.len(), 1001);
+        assert!(ops.len() < BATCH_OPS_MAX, "refused below the store's batch limit");
+        let parts = ["1001 operations", "1..=1000 operations (EXECUTE_OPS_MAX)"];
         let e = refused(ts.execute("items", &ops, opts).await, 220, "items", &parts);
-        assert_eq!(e, TableError::ExecuteSize { table: "items".into(), ops: 1025 });
+        assert_eq!(e, TableError::ExecuteSize { table: "items".into(), ops: 1001 });
         assert_eq!(dump_all(&ts).await, before);
-        // 1024 operations are one batch.
-        let done = ts.execute("items", &ops[..BATCH_OPS_MAX], opts).await.expect("1024 ops");
-        assert!(matches!(done, ExecuteOutcome::Done(outcomes) if outcomes.len() == BATCH_OPS_MAX));
-        assert_eq!(dump(&ts, "items").await.len(), 5 + BATCH_OPS_MAX);
+        // 1000 operations are one batch.
+        let done = ts.execute("items", &ops[..EXECUTE_OPS_MAX], opts).await.expect("1000 ops");
+        let written = matches!(&done, ExecuteOutcome::Done(o) if o.len() == EXECUTE_OPS_MAX);
+        assert!(written, "{done:?}");
+        assert_eq!(dump(&ts, "items").await.len(), 5 + EXECUTE_OPS_MAX);
     });
 }
 

@@ -106,9 +106,6 @@ mod codes_tests {
             crate::run::CODE_TIMEOUT,
             crate::execute::CODE_ABORTED,
         ];
-        let doc = include_str!("../../../docs/ERRORS.md");
-        for code in codes {
-            assert!(doc.contains(&format!("\n| {code} | ")), "{code} missing from ERRORS.md");
-        }
+        ringstore_model::error_codes::assert_documented(&codes);
     }
 }

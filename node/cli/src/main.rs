@@ -59,7 +59,8 @@ struct Args {
     /// How results are printed: an aligned table, or one JSON value per line.
     #[arg(long, value_name = "table|json", default_value = "table")]
     format: Format,
-    /// Rows asked for per multiGet or scan page, and per multiDelete batch (at most 1024).
+    /// Rows asked for per multiGet or scan page (a DELETE is one atomic multiDelete whatever
+    /// the row count).
     #[arg(long, value_name = "ROWS", default_value_t = PAGE_ROWS_DEFAULT,
           value_parser = clap::value_parser!(u32).range(1..=SCAN_LIMIT_MAX as i64))]
     page_rows: u32,

@@ -16,7 +16,7 @@
 //! | `SELECT`, WHERE covers the shard key | multiGet pages, following resume tokens until LIMIT rows or the end |
 //! | `SELECT`, WHERE does not cover the shard key | scan pages; the node refuses them (217) without `ALLOW FULL SCAN` |
 //! | `DELETE`, WHERE gives the whole primary key | one delete |
-//! | `DELETE`, partial key | multiDelete batches until the resume token is None |
+//! | `DELETE`, partial key | one multiDelete (atomic; the node answers with no resume token) |
 //! | DDL, `DESCRIBE`, `STATS`, `TOPOLOGY` | DDL, Describe, Stats; the topology learnt at connect |
 //!
 //! Every failure is a [`CliError`]: the server's code and message, or a local 8xx code.
@@ -29,7 +29,8 @@ use std::time::Duration;
 
 use ringstore_model::constants::{BATCH_OPS_MAX, SCAN_LIMIT_MAX};
 use ringstore_model::table::{
-    CatalogTable, ExecuteOutcome, Outcome, RangeBound, TableRow, TableSchema, Value, WriteOutcome,
+    bounds_first_key_field, CatalogTable, ExecuteOutcome, FieldRange, Outcome, RangeBound,
+    TableRow, TableSchema, Value, WriteOutcome,
 };
 use ringstore_net::{Client, ClientError, ClientOptions, RangeQuery, ShardStats, Topology};
 
@@ -172,8 +173,8 @@ pub struct Session {
     format: Format,
     /// Schemas by table name, from Describe; cleared by every DDL statement.
     schemas: HashMap<String, Rc<CatalogTable>>,
-    /// Rows asked for per multiGet or scan page (and per multiDelete batch, at most
-    /// [`BATCH_OPS_MAX`]).
+    /// Rows asked for per multiGet or scan page (a multiDelete's limit, which the node checks
+    /// but which bounds nothing, is this capped at [`BATCH_OPS_MAX`]).
     page_rows: u32,
     /// The client's timeout, for messages (None: it waits forever).
     timeout: Option<Duration>,
@@ -392,7 +393,9 @@ impl Session {
         Ok(self.format.message(&count_text(deleted, "deleted")))
     }
 
-    /// multiDelete batches until the node says there is nothing left.
+    /// The multiDelete of `query`: the node deletes every row of it in one atomic step and
+    /// answers with no resume token, so this is one request; it would follow a resume token
+    /// (as multiDelete did before range tombstones) rather than leave rows behind.
     fn multi_delete(&mut self, table: &str, mut query: RangeQuery<'_>) -> Result<usize> {
         let mut deleted = 0;
         loop {
@@ -577,8 +580,7 @@ pub type RangeArg<'a> = (&'a str, Option<RangeBound>, Option<RangeBound>);
 #[derive(Debug, Clone, PartialEq)]
 pub struct TypedRange {
     pub field: String,
-    pub start: Option<RangeBound>,
-    pub end: Option<RangeBound>,
+    pub bounds: FieldRange,
 }
 
 impl KeyPlan {
@@ -589,15 +591,16 @@ impl KeyPlan {
 
     /// The range as [`RangeQuery::range`] takes it.
     pub fn range_ref(&self) -> Option<RangeArg<'_>> {
-        self.range.as_ref().map(|r| (r.field.as_str(), r.start.clone(), r.end.clone()))
+        let range = self.range.as_ref()?;
+        Some((range.field.as_str(), range.bounds.start.clone(), range.bounds.end.clone()))
     }
 
     /// Whether the plan bounds the first key field (an equality, or a range with an end): then
     /// a scan shorter than the shard key is a bounded scan, which the node merges across shards
-    /// in key order and runs without ALLOW FULL SCAN.
+    /// in key order and runs without ALLOW FULL SCAN. The model's rule, which the node applies
+    /// too ([`bounds_first_key_field`]).
     pub fn bounds_first_key_field(&self) -> bool {
-        !self.key.is_empty()
-            || self.range.as_ref().is_some_and(|r| r.start.is_some() || r.end.is_some())
+        bounds_first_key_field(self.key.len(), self.range.as_ref().map(|r| &r.bounds))
     }
 }
 
@@ -732,7 +735,8 @@ fn typed_range(schema: &TableSchema, given: usize, spec: &RangeSpec) -> Result<T
             }
         })
     };
-    Ok(TypedRange { field: spec.field.clone(), start: bound(&spec.start)?, end: bound(&spec.end)? })
+    let bounds = FieldRange { start: bound(&spec.start)?, end: bound(&spec.end)? };
+    Ok(TypedRange { field: spec.field.clone(), bounds })
 }
 
 /// What the WHERE clause's `given` equalities are, for messages: `equalities on (a, b)`, or
@@ -1189,17 +1193,17 @@ mod tests {
     fn ranges_are_typed_and_on_the_next_key_field() {
         let r = range("orderid", Bound::Excluded(num("100")), Bound::Included(num("200")));
         let p = plan(&[("userid", string("a"))], r).expect("a range");
-        let expected = TypedRange {
-            field: "orderid".into(),
+        let bounds = FieldRange {
             start: Some(RangeBound { value: Value::Long(100), inclusive: false }),
             end: Some(RangeBound { value: Value::Long(200), inclusive: true }),
         };
+        let expected = TypedRange { field: "orderid".into(), bounds };
         assert_eq!(p.range, Some(expected));
         let (field, start, end) = p.range_ref().expect("a range");
         assert_eq!((field, start.is_some(), end.is_some()), ("orderid", true, true));
 
         let r = range("userid", Bound::Unbounded, Bound::Excluded(string("m")));
-        assert_eq!(plan(&[], r).expect("first field").range.expect("range").start, None);
+        assert_eq!(plan(&[], r).expect("first field").range.expect("range").bounds.start, None);
 
         let r = range("line", Bound::Included(num("1")), Bound::Unbounded);
         let e = plan(&[("userid", string("a"))], r).expect_err("not next");

@@ -8,7 +8,12 @@
 pub const KEY_BYTES_MAX: usize = 20 * 1024;
 /// Largest value the store accepts.
 pub const VALUE_BYTES_MAX: usize = 1024 * 1024;
-/// Most operations in one atomic batch.
+/// Most operations in one atomic batch of the store.
 pub const BATCH_OPS_MAX: usize = 1024;
+/// Most operations in one `execute` (the table layer refuses more with 220 ExecuteSize, and the
+/// protocol's Execute request carries at most this many). An execute is written as one store
+/// batch, so it must fit [`BATCH_OPS_MAX`].
+pub const EXECUTE_OPS_MAX: usize = 1000;
+const _: () = assert!(EXECUTE_OPS_MAX <= BATCH_OPS_MAX);
 /// Most rows one scan call returns; callers page with the resume key.
 pub const SCAN_LIMIT_MAX: usize = 100_000;

@@ -49,6 +49,6 @@ mod tests {
     fn catalog_store_code_is_stable() {
         let e = OpError::CatalogStore(crate::Error::Closed);
         assert_eq!(e.code(), 503);
-        crate::error::assert_documented(&[e.code()]);
+        ringstore_model::error_codes::assert_documented(&[e.code()]);
     }
 }

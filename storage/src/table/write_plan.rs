@@ -7,7 +7,7 @@
 //! row's kept versions with the new one inserted, `max_versions` enforced (surplus versions are
 //! never written) and expired versions dropped.
 
-use crate::constants::BATCH_OPS_MAX;
+use crate::constants::EXECUTE_OPS_MAX;
 use crate::store::BatchOp;
 use crate::table::catalog::CatalogTable;
 use crate::table::error::{TableError, TableResult};
@@ -275,7 +275,7 @@ pub(crate) fn check_select(schema: &TableSchema, select: VersionSelect) -> Table
 
 /// Checks execute's size, one-shard-key and no-duplicate rules.
 pub(crate) fn check_execute(schema: &TableSchema, prepared: &[Prepared<'_>]) -> TableResult<()> {
-    if prepared.is_empty() || prepared.len() > BATCH_OPS_MAX {
+    if prepared.is_empty() || prepared.len() > EXECUTE_OPS_MAX {
         return Err(TableError::ExecuteSize { table: table_name(schema), ops: prepared.len() });
     }
     let first = &prepared[0].key[..prepared[0].shard_key_len(schema)?];

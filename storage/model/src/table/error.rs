@@ -144,8 +144,9 @@ pub enum TableError {
     )]
     ExecuteDuplicateKey { table: String, first: usize, index: usize },
     #[error(
-        "table {table}: execute has {ops} operations; it needs 1..={} operations",
-        crate::constants::BATCH_OPS_MAX
+        "table {table}: execute has {ops} operations; it needs 1..={} operations \
+         (EXECUTE_OPS_MAX)",
+        crate::constants::EXECUTE_OPS_MAX
     )]
     ExecuteSize { table: String, ops: usize },
     #[error(

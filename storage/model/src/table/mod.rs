@@ -42,9 +42,9 @@ pub use partition::{
     PARTITION_HASH_SEED,
 };
 pub use request::{
-    Condition, CurrentRow, ExecuteOptions, ExecuteOutcome, Fields, MultiDeleteOutcome,
-    RangeRequest, RowPage, RowToken, RowVersion, TableRow, Updates, VersionSelect, WriteKind,
-    WriteOp, WriteOutcome,
+    bounds_first_key_field, Condition, CurrentRow, ExecuteOptions, ExecuteOutcome, Fields,
+    MultiDeleteOutcome, RangeRequest, RowPage, RowToken, RowVersion, TableRow, Updates,
+    VersionSelect, WriteKind, WriteOp, WriteOutcome,
 };
 pub use row::{
     decode_row, decode_row_into, encode_row, encode_row_fields, merge_row, non_key_fields,

@@ -206,14 +206,20 @@ pub struct RangeRequest<'a> {
     pub allow_full_scan: bool,
 }
 
+/// Whether a read that gives `key_values` leading key values and `range` on the key field after
+/// them bounds the first key field: it gives a value for it, or a range on it with a start or an
+/// end. A scan that does not reads the whole table, so it needs `allow_full_scan` (217); one that
+/// does is a bounded scan, which the node runs on every shard and merges in key order. The one
+/// statement of the rule: [`RangeRequest::bounds_first_key_field`] and clients that plan a read
+/// before they send it (`ringstore-cli`) both ask it.
+pub fn bounds_first_key_field(key_values: usize, range: Option<&FieldRange>) -> bool {
+    key_values > 0 || range.is_some_and(|r| r.start.is_some() || r.end.is_some())
+}
+
 impl<'a> RangeRequest<'a> {
-    /// Whether the request bounds the first key field: gives a value for it, or a range on it
-    /// with a start or an end. A scan that does not reads the whole table, so it needs
-    /// `allow_full_scan`; one that does is a bounded scan, which the node runs on every shard and
-    /// merges in key order.
+    /// Whether the request bounds the first key field ([`bounds_first_key_field`]).
     pub fn bounds_first_key_field(&self) -> bool {
-        !self.key.is_empty()
-            || self.range.as_ref().is_some_and(|r| r.start.is_some() || r.end.is_some())
+        bounds_first_key_field(self.key.len(), self.range.as_ref())
     }
 
     /// Every row under `key`, forward, `limit` per page, newest versions.
@@ -263,4 +269,33 @@ pub enum ExecuteOutcome {
     /// `abort_on_failure` was set and operation `index` failed its condition; nothing was
     /// written.
     Aborted { index: usize, outcome: WriteOutcome },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::key::RangeBound;
+
+    /// A value for the first key field, or a range on it with an end, bounds it; an open range
+    /// or nothing does not (then a scan needs allow_full_scan).
+    #[test]
+    fn what_bounds_the_first_key_field() {
+        let end = |inclusive| Some(RangeBound { value: Value::Long(1), inclusive });
+        let open = FieldRange::default();
+        let from = FieldRange { start: end(true), end: None };
+        let to = FieldRange { start: None, end: end(false) };
+        assert!(!bounds_first_key_field(0, None));
+        assert!(!bounds_first_key_field(0, Some(&open)));
+        assert!(bounds_first_key_field(0, Some(&from)));
+        assert!(bounds_first_key_field(0, Some(&to)));
+        assert!(bounds_first_key_field(1, None));
+        assert!(bounds_first_key_field(1, Some(&open)));
+        let key = [("a", Value::Long(1))];
+        let mut req = RangeRequest::new(&key, 10);
+        assert!(req.bounds_first_key_field());
+        req.key = &[];
+        assert!(!req.bounds_first_key_field());
+        req.range = Some(to);
+        assert!(req.bounds_first_key_field());
+    }
 }
