@@ -75,7 +75,9 @@ pub async fn serve(shard: Rc<Shard>, mut stream: TcpStream) {
     let fd = stream.as_raw_fd();
     let (reader, writer) = futures_lite::io::split(stream);
     let out = Rc::new(Output::new(fd, shard.budget.clone()));
-    shard.idle.watch(&out);
+    if shard.limits.idle_timeout_ms > 0 {
+        shard.idle.watch(&out);
+    }
     let writer_task = glommio::spawn_local(write_loop(shard.clone(), out.clone(), writer));
     read_loop(&shard, &out, reader).await;
     let finish = async {

@@ -16,7 +16,7 @@
 //! The read timeout of a frame that has started (`--read-timeout-ms`) still uses a timer in
 //! the read loop: it is armed only while a frame is incomplete.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 use std::time::Duration;
 
@@ -29,10 +29,17 @@ pub const IDLE_SWEEPS_PER_TIMEOUT: u32 = 4;
 /// The shortest time between two sweeps, whatever the idle timeout.
 pub const IDLE_SWEEP_INTERVAL_MIN: Duration = Duration::from_millis(1);
 
+/// The list is pruned of closed connections when it reaches this many entries, or twice what
+/// the last pruning left, whichever is more: between sweeps (75 s apart by default) it holds at
+/// most about twice the shard's open connections, however many come and go.
+pub const IDLE_WATCH_PRUNE_MIN: usize = 64;
+
 /// The connections of one shard that the sweeper watches.
 #[derive(Debug, Default)]
 pub struct IdleWatch {
     watched: RefCell<Vec<Watched>>,
+    /// Length at which [`IdleWatch::watch`] next drops closed connections.
+    prune_at: Cell<usize>,
 }
 
 #[derive(Debug)]
@@ -43,9 +50,15 @@ struct Watched {
 }
 
 impl IdleWatch {
-    /// Starts watching a new connection; it is forgotten once its output is dropped.
+    /// Starts watching a new connection; it is forgotten once its output is dropped (at the
+    /// next sweep, or when the list has grown enough to prune).
     pub fn watch(&self, out: &Rc<Output>) {
-        self.watched.borrow_mut().push(Watched { out: Rc::downgrade(out), quiet_sweeps: 0 });
+        let mut watched = self.watched.borrow_mut();
+        if watched.len() >= self.prune_at.get().max(IDLE_WATCH_PRUNE_MIN) {
+            watched.retain(|w| w.out.strong_count() > 0);
+            self.prune_at.set(2 * watched.len());
+        }
+        watched.push(Watched { out: Rc::downgrade(out), quiet_sweeps: 0 });
     }
 
     /// One look at every connection: kills those quiet for `sweeps` sweeps in a row, forgets
@@ -133,6 +146,23 @@ mod tests {
         drop(gone);
         assert_eq!(watch.sweep(IDLE_SWEEPS_PER_TIMEOUT), 0);
         assert!(watch.is_empty());
+    }
+
+    #[test]
+    fn closed_connections_do_not_pile_up_between_sweeps() {
+        let watch = IdleWatch::default();
+        let open: Vec<_> = (0..10).map(|_| output()).collect();
+        for out in &open {
+            watch.watch(out);
+        }
+        for _ in 0..100_000 {
+            let short_lived = output();
+            watch.watch(&short_lived);
+        }
+        let most = (2 * open.len()).max(IDLE_WATCH_PRUNE_MIN) + 1;
+        assert!(watch.len() <= most, "{} entries for {} open connections", watch.len(), open.len());
+        assert_eq!(watch.sweep(IDLE_SWEEPS_PER_TIMEOUT), 0);
+        assert_eq!(watch.len(), open.len());
     }
 
     #[test]
