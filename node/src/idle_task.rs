@@ -3,7 +3,6 @@
 //!
 //! [`IdleWatch`]: crate::idle::IdleWatch
 
-use std::cell::Cell;
 use std::rc::Rc;
 
 use futures_lite::future::or;
@@ -17,14 +16,19 @@ pub async fn run(shard: Rc<Shard>) {
         return;
     }
     let interval = sweep_interval(shard.limits.idle_timeout_ms);
-    let stopping = Cell::new(false);
     loop {
-        or(glommio::timer::sleep(interval), async {
-            shard.shutdown.requested().await;
-            stopping.set(true);
-        })
+        let stopping = or(
+            async {
+                glommio::timer::sleep(interval).await;
+                false
+            },
+            async {
+                shard.shutdown.requested().await;
+                true
+            },
+        )
         .await;
-        if stopping.get() {
+        if stopping {
             return;
         }
         let killed = shard.idle.sweep(IDLE_SWEEPS_PER_TIMEOUT);
