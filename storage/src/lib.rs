@@ -24,6 +24,7 @@ mod config;
 pub mod constants;
 pub mod disk;
 mod error;
+pub mod huge_pages;
 pub mod index;
 pub mod log;
 mod range_delete;

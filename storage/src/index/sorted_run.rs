@@ -15,6 +15,7 @@
 //! `TOP_STRIDE`-th sample, is small enough to stay in cache and narrows the sample search to
 //! one or two cache lines.
 
+use std::cmp::Ordering;
 use std::rc::Rc;
 
 use zerocopy::byteorder::little_endian::U32;
@@ -137,11 +138,19 @@ impl SortedRun {
 
     /// The first slot whose key is greater than `key` (`after_equal` false: greater or equal).
     pub(super) fn partition(&self, key: &[u8], after_equal: bool) -> usize {
-        let (mut lo, mut hi) = self.narrow(key);
+        let (mut lo, mut hi, probe) = self.narrow(key);
         if hi - lo <= SAMPLE_STRIDE {
             // Inside one block a forward scan reads the keys in arena order, so the loads of
             // several keys overlap instead of waiting for each other as binary search probes do.
-            let before = |k: &[u8]| if after_equal { k <= key } else { k < key };
+            // Each key is first compared by its 8 bytes after the shared prefix as one number,
+            // which decides nearly every comparison without a call to memcmp.
+            let p = self.prefix_len;
+            let before = |k: &[u8]| match pad8(&k[p..]).cmp(&probe) {
+                Ordering::Less => true,
+                Ordering::Greater => false,
+                Ordering::Equal if after_equal => k <= key,
+                Ordering::Equal => k < key,
+            };
             return (lo..hi).find(|&i| !before(self.key(i))).unwrap_or(hi);
         }
         while lo < hi {
@@ -158,19 +167,22 @@ impl SortedRun {
     }
 
     /// A slot range `lo..=hi` that contains both partition points of `key`, found from the
-    /// shared prefix and the samples without touching the key arena (except for the prefix).
-    fn narrow(&self, key: &[u8]) -> (usize, usize) {
+    /// shared prefix and the samples without touching the key arena (except for the prefix), and
+    /// the key's 8 bytes after the prefix as [`pad8`] makes them (0 when `lo == hi`).
+    fn narrow(&self, key: &[u8]) -> (usize, usize, u64) {
         let n = self.len();
         if n == 0 {
-            return (0, 0);
+            return (0, 0, 0);
         }
         let prefix = &self.key(0)[..self.prefix_len];
         if !key.starts_with(prefix) {
             // The key differs from the shared prefix, so it sorts before or after every key.
             let at = if key < prefix { 0 } else { n };
-            return (at, at);
+            return (at, at, 0);
         }
-        self.narrow_by_samples(pad8(&key[self.prefix_len..]))
+        let probe = pad8(&key[self.prefix_len..]);
+        let (lo, hi) = self.narrow_by_samples(probe);
+        (lo, hi, probe)
     }
 
     /// Finds the block of keys around `probe` through the two sample levels. The top level is
@@ -178,9 +190,8 @@ impl SortedRun {
     fn narrow_by_samples(&self, probe: u64) -> (usize, usize) {
         let s = &self.samples;
         let (lo, hi) = bracket(&self.top, probe, TOP_STRIDE, s.len());
-        let below = lo + s[lo..hi].partition_point(|&x| x < probe);
-        let not_above = below + s[below..hi].partition_point(|&x| x <= probe);
-        bracket_from_counts(below, not_above, s.len(), SAMPLE_STRIDE, self.len())
+        let (below, not_above) = counts(&s[lo..hi], probe);
+        bracket_from_counts(lo + below, lo + not_above, s.len(), SAMPLE_STRIDE, self.len())
     }
 
     /// Shared handles for a snapshot. Only valid when no slot is dead.
@@ -205,9 +216,20 @@ impl SortedRun {
 /// `j * stride` below. `pad8` is monotone, so a sample below `probe` marks an element below the
 /// probe and a sample above it marks an element above; only equal samples leave the order open.
 fn bracket(samples: &[u64], probe: u64, stride: usize, lower_len: usize) -> (usize, usize) {
-    let below = samples.partition_point(|&x| x < probe);
-    let not_above = below + samples[below..].partition_point(|&x| x <= probe);
+    let (below, not_above) = counts(samples, probe);
     bracket_from_counts(below, not_above, samples.len(), stride, lower_len)
+}
+
+/// How many of the sorted `samples` are below `probe`, and how many are not above it. Samples
+/// equal to the probe are rare (keys that share 8 bytes after the common prefix), so the second
+/// count costs one comparison unless the first sample at the partition point equals the probe.
+fn counts(samples: &[u64], probe: u64) -> (usize, usize) {
+    let below = samples.partition_point(|&x| x < probe);
+    let not_above = match samples.get(below) {
+        Some(&x) if x == probe => below + 1 + samples[below + 1..].partition_point(|&x| x <= probe),
+        _ => below,
+    };
+    (below, not_above)
 }
 
 /// Turns counts of samples below and not above the probe into a range of the lower array.
@@ -225,11 +247,14 @@ fn bracket_from_counts(
 
 /// The first 8 bytes of `bytes` as a big-endian number, zero padded, so that numeric order agrees
 /// with byte-wise order wherever the padded values differ.
+#[inline]
 fn pad8(bytes: &[u8]) -> u64 {
-    let mut buf = [0u8; 8];
-    let n = bytes.len().min(8);
-    buf[..n].copy_from_slice(&bytes[..n]);
-    u64::from_be_bytes(buf)
+    if let Some(first) = bytes.first_chunk::<8>() {
+        return u64::from_be_bytes(*first);
+    }
+    // Fewer than 8 bytes: shift them in one by one (a copy of a variable length would call
+    // memmove, which cost more than the whole comparison it serves).
+    bytes.iter().enumerate().fold(0, |acc, (i, &b)| acc | u64::from(b) << (56 - 8 * i))
 }
 
 #[cfg(test)]
