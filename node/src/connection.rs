@@ -45,6 +45,7 @@ use crate::error::RequestError;
 use crate::inflight::InflightSlot;
 use crate::inline::{self, Inline};
 use crate::output::{Output, WRITE_CHUNK_BYTES};
+use crate::read_interrupt::{Interrupt, ReadInterrupt};
 use crate::shard::Shard;
 use ringstore_storage::DurableWait;
 
@@ -75,11 +76,11 @@ pub async fn serve(shard: Rc<Shard>, mut stream: TcpStream) {
     let fd = stream.as_raw_fd();
     let (reader, writer) = futures_lite::io::split(stream);
     let out = Rc::new(Output::new(fd, shard.budget.clone()));
-    if shard.limits.idle_timeout_ms > 0 {
-        shard.idle.watch(&out);
-    }
+    // Every connection is watched: the idle sweeper and shutdown both reach it through the list.
+    shard.idle.watch(&out);
     let writer_task = glommio::spawn_local(write_loop(shard.clone(), out.clone(), writer));
     read_loop(&shard, &out, reader).await;
+    out.forget_read_waker();
     let finish = async {
         out.all_finished().await;
         out.done.set(true);
@@ -417,22 +418,13 @@ async fn wait_for_input(
                 None => std::future::pending().await,
             }
         }),
-        or(
-            async {
-                shard.shutdown.requested().await;
-                Wake::Shutdown
-            },
-            or(
-                async {
-                    out.killed().await;
-                    Wake::Killed
-                },
-                async {
-                    out.full(cap).await;
-                    Wake::Full
-                },
-            ),
-        ),
+        async {
+            match ReadInterrupt::new(out, &shard.shutdown, cap).await {
+                Interrupt::Killed => Wake::Killed,
+                Interrupt::Shutdown => Wake::Shutdown,
+                Interrupt::Full => Wake::Full,
+            }
+        },
     )
     .await
 }

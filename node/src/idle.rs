@@ -11,7 +11,8 @@
 //! input.
 //!
 //! The watch list is here, held by the shard (`shard.rs`); the task that sweeps it is
-//! `idle_task.rs`.
+//! `idle_task.rs`. Every connection is on the list, also with no idle timeout: at shutdown the
+//! same task wakes each connection's wait for input through it (`read_interrupt.rs`).
 //!
 //! The read timeout of a frame that has started (`--read-timeout-ms`) still uses a timer in
 //! the read loop: it is armed only while a frame is incomplete.
@@ -80,6 +81,17 @@ impl IdleWatch {
             false
         });
         killed
+    }
+
+    /// Wakes the read loop of every open connection (shutdown: see `read_interrupt.rs`).
+    /// Returns how many it woke.
+    pub fn wake_reads(&self) -> usize {
+        let mut woken = 0;
+        for out in self.watched.borrow().iter().filter_map(|w| w.out.upgrade()) {
+            out.wake_read();
+            woken += 1;
+        }
+        woken
     }
 
     /// Connections watched (closed ones not yet forgotten included).

@@ -42,6 +42,7 @@ pub mod output;
 pub mod panic_policy;
 pub mod peer;
 pub mod ports;
+pub mod read_interrupt;
 pub mod resume;
 pub mod router;
 pub mod shard;

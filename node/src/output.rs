@@ -7,6 +7,7 @@
 use std::cell::{Cell, RefCell};
 use std::os::fd::RawFd;
 use std::rc::Rc;
+use std::task::Waker;
 
 use crate::budget::BufferBudget;
 use crate::buffers::BufPool;
@@ -50,6 +51,23 @@ pub struct Output {
     pub(crate) writing: Cell<bool>,
     /// Woken when a request of this connection finishes.
     pub(crate) finished: event_listener::Event,
+    /// The read loop's task while it waits for input (`read_interrupt.rs`), and the unsent
+    /// bytes at which that wait must end (`usize::MAX` when none is left).
+    read_waker: WakerCell,
+    read_cap: Cell<usize>,
+}
+
+/// A `Cell<Option<Waker>>` that `#[derive(Debug)]` can print (a `Cell`'s Debug needs `Copy`).
+#[derive(Default)]
+struct WakerCell(Cell<Option<Waker>>);
+
+impl std::fmt::Debug for WakerCell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let waker = self.0.take();
+        let set = waker.is_some();
+        self.0.set(waker);
+        f.debug_tuple("WakerCell").field(&if set { "set" } else { "empty" }).finish()
+    }
 }
 
 impl Output {
@@ -68,6 +86,8 @@ impl Output {
             inflight: Cell::default(),
             writing: Cell::default(),
             finished: event_listener::Event::new(),
+            read_waker: WakerCell::default(),
+            read_cap: Cell::new(usize::MAX),
         }
     }
 
@@ -86,6 +106,9 @@ impl Output {
     pub(crate) fn add_unsent(&self, n: usize) {
         self.unsent.set(self.unsent.get() + n);
         self.budget.charge(n);
+        if self.unsent.get() >= self.read_cap.get() {
+            self.wake_read();
+        }
     }
 
     /// Counts `n` response bytes handed to the socket.
@@ -116,17 +139,6 @@ impl Output {
         self.drained.notify(usize::MAX);
     }
 
-    /// Resolves once at least `cap` response bytes are unsent.
-    pub(crate) async fn full(&self, cap: usize) {
-        while self.unsent.get() < cap {
-            let listener = self.ready.listen();
-            if self.unsent.get() >= cap {
-                return;
-            }
-            listener.await;
-        }
-    }
-
     /// Resolves once fewer than `bytes` response bytes are committed (or the connection is
     /// killed).
     pub(crate) async fn below(&self, bytes: usize) {
@@ -139,8 +151,33 @@ impl Output {
         }
     }
 
+    /// Leaves the waker of the read loop's wait for input, to be woken once `cap` bytes are
+    /// unsent or the connection is killed (`read_interrupt.rs`). A waker of the same task is
+    /// kept rather than cloned again.
+    pub(crate) fn set_read_waker(&self, waker: &Waker, cap: usize) {
+        self.read_cap.set(cap);
+        let kept = self.read_waker.0.take().filter(|w| w.will_wake(waker));
+        self.read_waker.0.set(Some(kept.unwrap_or_else(|| waker.clone())));
+    }
+
+    /// Wakes the read loop's wait for input, if one left its waker.
+    pub(crate) fn wake_read(&self) {
+        self.read_cap.set(usize::MAX);
+        if let Some(waker) = self.read_waker.0.take() {
+            waker.wake();
+        }
+    }
+
+    /// Drops the read loop's waker: the loop has ended, and the waker refers to the task that
+    /// holds this output.
+    pub(crate) fn forget_read_waker(&self) {
+        self.read_cap.set(usize::MAX);
+        drop(self.read_waker.0.take());
+    }
+
     pub(crate) fn kill(&self) {
         self.killed.set(true);
+        self.wake_read();
         self.ready.notify(usize::MAX);
         self.finished.notify(usize::MAX);
         self.drained.notify(usize::MAX);
@@ -152,16 +189,6 @@ impl Output {
             return;
         }
         listener.await;
-    }
-
-    pub(crate) async fn killed(&self) {
-        while !self.killed.get() {
-            let listener = self.ready.listen();
-            if self.killed.get() {
-                return;
-            }
-            listener.await;
-        }
     }
 
     pub(crate) async fn all_finished(&self) {
@@ -300,7 +327,6 @@ mod tests {
         assert!(out.killed.get(), "a send to a closed peer kills the output");
         out.push(b"more");
         assert_eq!(out.pending.borrow().len(), 4, "nothing is queued after the kill");
-        assert!(block_on(poll_once(out.killed())).is_some());
         assert!(block_on(poll_once(out.below(1))).is_some(), "a killed output never blocks");
     }
 
@@ -312,9 +338,5 @@ mod tests {
         assert!(block_on(poll_once(&mut below)).is_none(), "1,000 bytes are not below 500");
         out.unreserve(1000);
         assert!(block_on(poll_once(&mut below)).is_some(), "woken by the unreserve");
-        let mut full = Box::pin(out.full(8));
-        assert!(block_on(poll_once(&mut full)).is_none());
-        out.push(b"12345678");
-        assert!(block_on(poll_once(&mut full)).is_some(), "woken by the push");
     }
 }
