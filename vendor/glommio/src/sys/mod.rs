@@ -307,6 +307,11 @@ impl SleepNotifier {
     }
 
     pub(crate) fn notify(&self, force: bool) {
+        // ringstore patch (RINGSTORE-PATCH.md, "No membarrier per sleep"): the sleeper issues a
+        // SeqCst fence between announcing its sleep and its last look at the channels, so the
+        // waker issues one between its write (the item, the waker) and its look at
+        // `should_notify`. One side or the other then sees the other's write.
+        std::sync::atomic::fence(Ordering::SeqCst);
         if self
             .should_notify
             .compare_exchange(true, false, Ordering::Relaxed, Ordering::Relaxed)

@@ -1,0 +1,86 @@
+//! The node's glommio sleeps without `sys_membarrier` (RINGSTORE-PATCH.md, "No membarrier per
+//! sleep"): an executor about to sleep announces it, issues a SeqCst fence and looks at its
+//! channels once more; a sender issues a SeqCst fence between its write and its look at the
+//! announcement. If either fence were missing, a message could arrive unseen just as its
+//! receiver falls asleep, and the receiver would sleep with the message in its channel.
+//!
+//! This ping-pongs messages between two executors on their own threads, each falling asleep
+//! between every message, in both directions at once, and checks that every one arrives in
+//! order. A lost wake-up shows up as a stall: the test then fails at [`STALL_LIMIT`] instead of
+//! hanging (it is a bound on a hang, not a speed check: the round trips take well under a
+//! second here).
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use glommio::channels::shared_channel::{self, ConnectedReceiver, ConnectedSender};
+use glommio::{LocalExecutorBuilder, Placement};
+
+/// Round trips; each one puts each executor to sleep at least once.
+const ROUND_TRIPS: u64 = 20_000;
+
+/// How long the test waits for the round trips before it calls them stalled.
+const STALL_LIMIT: Duration = Duration::from_secs(120);
+
+/// glommio's smallest io memory per executor (the locked-memory limit is 8 MiB here).
+const IO_MEMORY_BYTES: usize = 512 * 1024;
+
+#[test]
+fn messages_between_sleeping_executors_are_never_missed() {
+    let (to_b, from_a) = shared_channel::new_bounded::<u64>(1);
+    let (to_a, from_b) = shared_channel::new_bounded::<u64>(1);
+    let (done_tx, done_rx) = mpsc::channel();
+
+    let done = done_tx.clone();
+    let a = LocalExecutorBuilder::new(Placement::Unbound)
+        .io_memory(IO_MEMORY_BYTES)
+        .name("ping")
+        .spawn(move || async move {
+            let (send, recv) = (to_b.connect().await, from_b.connect().await);
+            done.send(("ping", ping(send, recv).await)).expect("report");
+        })
+        .expect("spawn the ping executor");
+    let b = LocalExecutorBuilder::new(Placement::Unbound)
+        .io_memory(IO_MEMORY_BYTES)
+        .name("pong")
+        .spawn(move || async move {
+            // The opposite order to ping's: a connect waits for its peer's.
+            let recv = from_a.connect().await;
+            let send = to_a.connect().await;
+            done_tx.send(("pong", pong(send, recv).await)).expect("report");
+        })
+        .expect("spawn the pong executor");
+
+    for _ in 0..2 {
+        let (who, seen) = done_rx
+            .recv_timeout(STALL_LIMIT)
+            .unwrap_or_else(|_| panic!("a wake-up was lost: no end within {STALL_LIMIT:?}"));
+        assert_eq!(seen, ROUND_TRIPS, "{who} saw every message, in order");
+    }
+    a.join().expect("ping executor");
+    b.join().expect("pong executor");
+}
+
+/// Sends 0..ROUND_TRIPS, each after the answer to the one before; returns the answers seen.
+async fn ping(send: ConnectedSender<u64>, recv: ConnectedReceiver<u64>) -> u64 {
+    let mut seen = 0;
+    for n in 0..ROUND_TRIPS {
+        send.send(n).await.expect("send a ping");
+        let answer = recv.recv().await.expect("an answer");
+        assert_eq!(answer, n + 1, "the answer to ping {n}");
+        seen += 1;
+    }
+    seen
+}
+
+/// Answers each n with n + 1; returns how many it answered.
+async fn pong(send: ConnectedSender<u64>, recv: ConnectedReceiver<u64>) -> u64 {
+    let mut seen = 0;
+    while seen < ROUND_TRIPS {
+        let n = recv.recv().await.expect("a ping");
+        assert_eq!(n, seen, "pings arrive in order");
+        send.send(n + 1).await.expect("send an answer");
+        seen += 1;
+    }
+    seen
+}
