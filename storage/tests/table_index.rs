@@ -412,3 +412,115 @@ fn index_limits_refuse_the_write_and_name_the_limit() {
         ts.close().await.expect("close");
     })
 }
+
+/// Every page of an index query, concatenated, following the resume token.
+async fn query_all(ts: &TableStore<SimDisk>, index: &str, mut q: IndexQuery) -> Vec<IndexHit> {
+    let mut hits = Vec::new();
+    for _ in 0..10_000 {
+        let page = ts.index_scan("people", index, &q).await.expect("index scan");
+        assert!(page.hits.len() <= q.limit, "a page is at most its limit");
+        hits.extend(page.hits);
+        match page.resume {
+            Some(resume) => q.resume = Some(resume),
+            None => return hits,
+        }
+    }
+    panic!("the query did not end");
+}
+
+/// The entries of `index` the table calls for whose values pass `keep`, in index order.
+async fn expected(
+    ts: &TableStore<SimDisk>,
+    index: &str,
+    keep: impl Fn(&[Option<Value>]) -> bool,
+) -> Vec<Vec<u8>> {
+    let t = ts.table("people").expect("table");
+    let def = t.index(index).expect("index");
+    let prefix = index_prefix(def.id());
+    let all = rebuilt_entries(ts).await;
+    let mine = all.into_iter().map(|(k, _)| k).filter(|k| k.starts_with(&prefix));
+    let decoded =
+        mine.filter(|k| keep(&decode_index_entry(t.schema(), def, k).expect("decodes").values));
+    decoded.collect()
+}
+
+#[test]
+fn index_queries_return_matching_rows_in_index_order_and_refuse_what_is_not_ready() {
+    run(|| async move {
+        let (disk, clock) = (sim(5), ManualClock::new(T0_MS));
+        let ts = open_tables(&disk, &clock).await.expect("open");
+        ts.ddl(TABLE).await.expect("create table");
+        let mut rng = StdRng::seed_from_u64(11);
+        for id in 0..300 {
+            let row = random_row(&mut rng, TEAMS[id as usize % 3], id);
+            ts.put("people", &row, Durability::NoSync).await.expect("put");
+        }
+        // The build runs while rows are written: it is BUILDING, and queries are refused.
+        let mut create = Box::pin(ts.ddl("CREATE INDEX by_age ON people (age, active)"));
+        let mut seen_building = false;
+        for i in 0..100_000 {
+            if let Some(done) = poll_once(&mut create).await {
+                done.expect("create index");
+                break;
+            }
+            let state = ts.table("people").expect("table").index("by_age").map(|i| i.state());
+            if state == Some(IndexState::Building) {
+                seen_building = true;
+                let q = IndexQuery { limit: 10, ..IndexQuery::default() };
+                let e = ts.index_scan("people", "by_age", &q).await.expect_err("not ready");
+                assert_eq!(e.code(), 236, "{e}");
+                assert!(e.to_string().contains("BUILDING"), "{e}");
+                random_write(&ts, &mut rng, Durability::NoSync).await;
+            }
+            assert!(i < 99_999, "the build did not end");
+            yield_now().await;
+        }
+        drop(create);
+        assert!(seen_building, "the build was seen under way");
+        assert_consistent(&ts, "after a build with writes under way").await;
+
+        // age = 1, in index order (active: NULL, false, true; then the primary key).
+        let q =
+            IndexQuery { equal: vec![Some(Value::Integer(1))], limit: 7, ..IndexQuery::default() };
+        let hits = query_all(&ts, "by_age", q.clone()).await;
+        let want = expected(&ts, "by_age", |v| v[0] == Some(Value::Integer(1))).await;
+        assert!(want.len() > 7, "more than one page");
+        assert_eq!(hits.iter().map(|h| h.entry.clone()).collect::<Vec<_>>(), want);
+        for hit in &hits {
+            let row = hit.row.as_ref().expect("a row");
+            let age = ts.table("people").expect("t").schema().field("age").expect("age").0;
+            assert_eq!(row.newest().fields[age], Some(Value::Integer(1)));
+            assert_eq!(row.key, hit.row_key);
+        }
+        // Reverse: the same entries, highest first.
+        let reversed = query_all(&ts, "by_age", IndexQuery { reverse: true, ..q.clone() }).await;
+        let mut back: Vec<_> = reversed.iter().map(|h| h.entry.clone()).collect();
+        back.reverse();
+        assert_eq!(back, want);
+        // A range on the next field: active >= false, so NULL is left out; keys only.
+        let range = FieldRange {
+            start: Some(RangeBound { value: Value::Boolean(false), inclusive: true }),
+            end: None,
+        };
+        let q2 = IndexQuery { range: Some(range), keys_only: true, ..q.clone() };
+        let hits = query_all(&ts, "by_age", q2).await;
+        let want =
+            expected(&ts, "by_age", |v| v[0] == Some(Value::Integer(1)) && v[1].is_some()).await;
+        assert_eq!(hits.iter().map(|h| h.entry.clone()).collect::<Vec<_>>(), want);
+        assert!(hits.iter().all(|h| h.row.is_none() && h.values[1].is_some()));
+        // NULL as an equal value: rows without an age.
+        let q3 = IndexQuery { equal: vec![None], limit: 1000, ..IndexQuery::default() };
+        let hits = query_all(&ts, "by_age", q3).await;
+        assert_eq!(hits.len(), expected(&ts, "by_age", |v| v[0].is_none()).await.len());
+
+        let e = ts.index_scan("people", "nope", &q).await.expect_err("unknown");
+        assert_eq!(e.code(), 505, "{e}");
+        let too_many =
+            IndexQuery { equal: vec![None, None, None], limit: 1, ..IndexQuery::default() };
+        let e = ts.index_scan("people", "by_age", &too_many).await.expect_err("3 of 2 fields");
+        assert_eq!(e.code(), 237, "{e}");
+        let wrong = IndexQuery { equal: vec![Some(s("x"))], limit: 1, ..IndexQuery::default() };
+        assert_eq!(ts.index_scan("people", "by_age", &wrong).await.expect_err("type").code(), 205);
+        ts.close().await.expect("close");
+    })
+}

@@ -14,6 +14,7 @@ pub use ringstore_model::table::*;
 mod atomic_file;
 pub mod catalog_file;
 mod index_repair;
+mod index_scan;
 mod index_work;
 pub mod op_error;
 pub mod partition_map;

@@ -211,6 +211,15 @@ pub enum TableError {
          (INDEX_VALUE_BYTES_MAX)"
     )]
     IndexValueTooLarge { table: String, index: String, field: String, len: usize },
+    #[error(
+        "table {table}: index {index} is {state}; an index is read only when it is READY{hint}"
+    )]
+    IndexNotReady { table: String, index: String, state: &'static str, hint: &'static str },
+    #[error(
+        "table {table}, index {index} ({fields} fields): a query gives equal values for a \
+         leading prefix of the index fields and at most a range on the next one; {what}"
+    )]
+    BadIndexQuery { table: String, index: String, fields: usize, what: &'static str },
 
     // Store-level settings (3xx).
     #[error("partition count {count} is out of range; it must be 1..={MAP_PARTITIONS_MAX}")]
@@ -322,6 +331,8 @@ impl TableError {
             TableError::IndexedWriteTooLarge { .. } => 233,
             TableError::IndexKeyTooLarge { .. } => 234,
             TableError::IndexValueTooLarge { .. } => 235,
+            TableError::IndexNotReady { .. } => 236,
+            TableError::BadIndexQuery { .. } => 237,
             TableError::InvalidPartitionCount { .. } => 301,
             TableError::PartitionMapMismatch { .. } => 302,
             TableError::InvalidShardCount { .. } => 303,
@@ -419,6 +430,8 @@ mod tests {
             TableError::IndexedWriteTooLarge { table: t(), indexes: 0, ops: 0, max: 0 },
             TableError::IndexKeyTooLarge { table: t(), index: f(), len: 0, max: 0 },
             TableError::IndexValueTooLarge { table: t(), index: f(), field: f(), len: 0 },
+            TableError::IndexNotReady { table: t(), index: f(), state: "", hint: "" },
+            TableError::BadIndexQuery { table: t(), index: f(), fields: 0, what: "" },
             TableError::InvalidPartitionCount { count: 0 },
             TableError::PartitionMapMismatch {
                 stored_partitions: 0,
@@ -432,7 +445,8 @@ mod tests {
         let pinned = [
             101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 201, 202, 203, 204,
             205, 206, 207, 208, 209, 210, 211, 212, 213, 214, 215, 216, 217, 218, 219, 220, 221,
-            222, 223, 224, 225, 226, 227, 228, 229, 230, 231, 232, 233, 234, 235, 301, 302, 303,
+            222, 223, 224, 225, 226, 227, 228, 229, 230, 231, 232, 233, 234, 235, 236, 237, 301,
+            302, 303,
         ];
         assert_eq!(codes, pinned);
         crate::error_codes::assert_documented(&codes);

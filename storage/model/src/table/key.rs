@@ -16,8 +16,8 @@ mod named;
 mod range;
 
 pub use index::{
-    decode_index_entry, encode_index_entry, index_prefix, IndexEntry, INDEX_NULL_MARK,
-    INDEX_VALUE_MARK,
+    decode_index_entry, encode_index_entry, index_key_range, index_prefix, IndexEntry,
+    INDEX_NULL_MARK, INDEX_VALUE_MARK,
 };
 pub use named::{
     encode_partial_key_named, encode_primary_key_fields, encode_primary_key_into,

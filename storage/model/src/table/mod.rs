@@ -15,6 +15,7 @@
 pub mod catalog;
 pub mod error;
 pub mod index_def;
+pub mod index_query;
 pub mod key;
 pub mod limits;
 pub mod name;
@@ -33,7 +34,8 @@ pub use catalog::{
 };
 pub use error::{NameRole, TableError, TableResult, SHOWN_NAME_CHARS, WHOLE_KEY_SHARD_HINT};
 pub use index_def::{is_indexable, IndexDef, IndexId, IndexState};
-pub use key::{decode_index_entry, encode_index_entry, index_prefix, IndexEntry};
+pub use index_query::{IndexHit, IndexPage, IndexQuery};
+pub use key::{decode_index_entry, encode_index_entry, index_key_range, index_prefix, IndexEntry};
 pub use key::{
     decode_primary_key, encode_partial_key, encode_partial_key_named, encode_primary_key,
     encode_primary_key_into, encode_primary_key_named, encode_primary_key_refs, encode_shard_key,

@@ -25,6 +25,7 @@ use super::super::value::{Value, ValueRef};
 use super::corrupt::Corrupt;
 use super::escape::{escape_into, unescape};
 use super::field::{decode_typed, enum_index, f32_key, f64_key, SIGN_32, SIGN_64};
+use super::range::{prefix_successor, FieldRange, KeyByteRange};
 use crate::constants::KEY_BYTES_MAX;
 
 /// The mark of an indexed field the row has no value for: sorts before every value.
@@ -201,5 +202,65 @@ fn raw_value(ty: &FieldType, raw: Vec<u8>, pos: usize) -> Result<Value, Corrupt>
             .map(Value::String)
             .map_err(|_| Corrupt { offset: pos, what: "indexed STRING is not UTF-8" }),
         _ => Ok(Value::Binary(raw)),
+    }
+}
+
+/// The byte range of the entries of index `def` whose first `equal.len()` fields equal `equal`
+/// (None: NULL) and, with `range`, whose next field lies in it (a bounded side excludes NULL,
+/// which sorts first; an open low side too, so `f < x` finds no NULLs). Without `range` every
+/// entry under the equal values. Refused: more values than index fields, or a range after the
+/// last field (237); a value of the wrong type (205).
+pub fn index_key_range(
+    schema: &TableSchema,
+    def: &IndexDef,
+    equal: &[Option<Value>],
+    range: Option<&FieldRange>,
+) -> TableResult<KeyByteRange> {
+    let fields = def.fields();
+    let next = equal.len() + usize::from(range.is_some());
+    if next > fields.len() {
+        let what = "it gives values or a range for more fields than the index has";
+        return Err(bad_query(schema, def, what));
+    }
+    let mut p = index_prefix(def.id()).to_vec();
+    for (value, &field) in equal.iter().zip(fields) {
+        let value = value.as_ref().map_or(ValueRef::Null, ValueRef::from);
+        encode_index_value(&mut p, schema, def, &schema.fields()[field], value)?;
+    }
+    let Some(range) = range else {
+        let end = prefix_successor(&p);
+        return Ok(KeyByteRange { start: p, end });
+    };
+    let field = &schema.fields()[fields[equal.len()]];
+    let encode = |value: &Value| -> TableResult<Vec<u8>> {
+        let mut key = p.clone();
+        encode_index_value(&mut key, schema, def, field, ValueRef::from(value))?;
+        Ok(key)
+    };
+    let start = match &range.start {
+        None => Some([&p[..], &[INDEX_VALUE_MARK]].concat()),
+        Some(b) if b.inclusive => Some(encode(&b.value)?),
+        Some(b) => prefix_successor(&encode(&b.value)?),
+    };
+    let end = match &range.end {
+        None => prefix_successor(&p),
+        Some(b) if b.inclusive => prefix_successor(&encode(&b.value)?),
+        Some(b) => Some(encode(&b.value)?),
+    };
+    Ok(match (start, end) {
+        (None, _) => KeyByteRange { start: p.clone(), end: Some(p) },
+        (Some(start), Some(end)) if end <= start => {
+            KeyByteRange { end: Some(start.clone()), start }
+        }
+        (Some(start), end) => KeyByteRange { start, end },
+    })
+}
+
+fn bad_query(schema: &TableSchema, def: &IndexDef, what: &'static str) -> TableError {
+    TableError::BadIndexQuery {
+        table: schema.name().to_string(),
+        index: def.name().to_string(),
+        fields: def.fields().len(),
+        what,
     }
 }
