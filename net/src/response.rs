@@ -128,6 +128,27 @@ pub fn encode_ddl(w: &mut Writer, outcomes: &[Outcome]) {
                     w.name(name.as_str());
                 }
             }
+            Outcome::IndexCreated { table, index, state } => {
+                w.u8(7);
+                w.u32(table.0);
+                w.u32(index.0);
+                w.u8(state.tag());
+            }
+            Outcome::IndexAlreadyExists { table, index } => {
+                w.u8(8);
+                w.u32(table.0);
+                w.u32(index.0);
+            }
+            Outcome::IndexDropped { table, index } => {
+                w.u8(9);
+                w.u32(table.0);
+                w.u32(index.0);
+            }
+            Outcome::NoIndexDropped => w.u8(10),
+            Outcome::Indexes(table) => {
+                w.u8(11);
+                w.bytes(&encode_table_record(table));
+            }
         }
     }
 }
@@ -398,13 +419,33 @@ fn table_record(r: &mut Reader<'_>) -> WireResult<CatalogTable> {
     decode_table_record(bytes).map_err(|_| bad(at, "table record", bytes.len() as u64))
 }
 
+/// DDL outcomes 7 to 9: an index statement's table and index ids (and 7's state).
+fn index_outcome(r: &mut Reader<'_>, at: usize, kind: u8) -> WireResult<Outcome> {
+    use ringstore_model::table::{IndexId, IndexState, TableId};
+    let table = TableId(r.u32("table id")?);
+    let index = IndexId(r.u32("index id")?);
+    Ok(match kind {
+        7 => {
+            let tag_at = r.position();
+            let tag = r.u8("index state")?;
+            let state =
+                IndexState::from_tag(tag).ok_or_else(|| bad(tag_at, "index state", tag.into()))?;
+            Outcome::IndexCreated { table, index, state }
+        }
+        8 => Outcome::IndexAlreadyExists { table, index },
+        9 => Outcome::IndexDropped { table, index },
+        other => return Err(bad(at, "DDL outcome", u64::from(other))),
+    })
+}
+
 pub fn decode_ddl(body: &[u8]) -> WireResult<Vec<Outcome>> {
     whole(body, |r| {
         let count = usize::from(r.u16("outcome count")?);
         let mut out = Vec::with_capacity(count.min(r.left()));
         for _ in 0..count {
             let at = r.position();
-            out.push(match r.u8("outcome")? {
+            let kind = r.u8("outcome")?;
+            out.push(match kind {
                 0 => Outcome::Created { id: ringstore_model::table::TableId(r.u32("id")?) },
                 1 => Outcome::AlreadyExists { id: ringstore_model::table::TableId(r.u32("id")?) },
                 2 => Outcome::Dropped { id: ringstore_model::table::TableId(r.u32("id")?) },
@@ -421,6 +462,9 @@ pub fn decode_ddl(body: &[u8]) -> WireResult<Vec<Outcome>> {
                     Outcome::Tables(names)
                 }
                 6 => Outcome::Altered { id: ringstore_model::table::TableId(r.u32("id")?) },
+                7..=9 => index_outcome(r, at, kind)?,
+                10 => Outcome::NoIndexDropped,
+                11 => Outcome::Indexes(table_record(r)?),
                 other => return Err(bad(at, "DDL outcome", u64::from(other))),
             });
         }
@@ -790,6 +834,18 @@ mod tests {
             Outcome::Described(table.clone()),
             Outcome::Tables(vec![Name::new("t").expect("valid name")]),
             Outcome::Altered { id: TableId(3) },
+            Outcome::IndexCreated {
+                table: TableId(3),
+                index: ringstore_model::table::IndexId(4),
+                state: ringstore_model::table::IndexState::Building,
+            },
+            Outcome::IndexAlreadyExists {
+                table: TableId(3),
+                index: ringstore_model::table::IndexId(4),
+            },
+            Outcome::IndexDropped { table: TableId(3), index: ringstore_model::table::IndexId(4) },
+            Outcome::NoIndexDropped,
+            Outcome::Indexes(table.clone()),
         ];
         let mut w = Writer::default();
         encode_ddl(&mut w, &outcomes);

@@ -1,5 +1,6 @@
 //! Finding an Oracle NoSQL admin CLI script block (`table create`, `add-field`, `primary-key`,
-//! `shard-key`, `exit`, `plan add-table`, `##` comments) inside a script, so that it can go to the
+//! `shard-key`, `exit`, `plan add-table`, `plan add-index`, `plan remove-index`, `##` comments)
+//! inside a script, so that it can go to the
 //! server verbatim as one DDL statement.
 //!
 //! The CLI grammar is line-based and knows nothing of `;` or SQL quotes, and its comments are free
@@ -18,12 +19,14 @@
 
 /// Command words and the words that must follow each, separated by spaces or tabs; the last
 /// word only has to start what follows.
-const COMMAND_STARTS: [&[&str]; 5] = [
+const COMMAND_STARTS: [&[&str]; 7] = [
     &["table", "create", "-name"],
     &["add-field", "-"],
     &["primary-key", "-field"],
     &["shard-key", "-field"],
     &["plan", "add-table"],
+    &["plan", "add-index"],
+    &["plan", "remove-index"],
 ];
 
 /// One admin CLI block: the script's bytes `start..end`, and whether it holds a command at all

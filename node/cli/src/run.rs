@@ -919,7 +919,51 @@ fn outcome_text(format: Format, outcome: &Outcome) -> String {
                 names.iter().map(|n| vec![Some(Value::from(n.as_str()))]).collect();
             format.rows(&["table".to_owned()], &rows)
         }
+        Outcome::IndexCreated { index, state, .. } => {
+            format.message(&format!("index created (id {}, {state})", index.0))
+        }
+        Outcome::IndexAlreadyExists { index, .. } => {
+            format.message(&format!("index exists already (id {}); nothing changed", index.0))
+        }
+        Outcome::IndexDropped { index, .. } => {
+            format.message(&format!("index dropped (id {})", index.0))
+        }
+        Outcome::NoIndexDropped => format.message("no such index; nothing dropped"),
+        Outcome::Indexes(table) => {
+            let columns = ["index", "fields", "state", "id"].map(String::from).to_vec();
+            let rows: Vec<Vec<Option<Value>>> = table
+                .indexes()
+                .iter()
+                .map(|i| {
+                    vec![
+                        Some(Value::from(i.name().as_str())),
+                        Some(Value::String(index_fields(table, i))),
+                        Some(Value::from(i.state().name())),
+                        Some(Value::Long(i64::from(i.id().0))),
+                    ]
+                })
+                .collect();
+            format.rows(&columns, &rows)
+        }
     }
+}
+
+/// An index's fields by name, in index order: `a, b`.
+fn index_fields(table: &CatalogTable, index: &ringstore_model::table::IndexDef) -> String {
+    let fields = table.schema().fields();
+    index.fields().iter().map(|&f| fields[f].name().as_str()).collect::<Vec<_>>().join(", ")
+}
+
+/// A table's indexes for DESCRIBE: `by_name (name) READY; by_age (age, name) BUILDING`.
+fn indexes_line(table: &CatalogTable) -> String {
+    if table.indexes().is_empty() {
+        return "none".to_owned();
+    }
+    let each = table
+        .indexes()
+        .iter()
+        .map(|i| format!("{} ({}) {}", i.name(), index_fields(table, i), i.state().name()));
+    each.collect::<Vec<_>>().join("; ")
 }
 
 /// A table's fields (name, type, key position, shard key, order), then its options: in the
@@ -957,6 +1001,7 @@ fn describe_text(format: Format, table: &CatalogTable) -> String {
         ("max_versions", options.max_versions.to_string()),
         ("ttl_seconds", ttl),
         ("max_version_offset_seconds", options.max_version_offset_seconds.to_string()),
+        ("indexes", indexes_line(table)),
     ];
     let section = (format!("table {}", schema.name()), owned_pairs(&pairs));
     fields + &format.pairs(&[section])

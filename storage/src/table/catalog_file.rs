@@ -49,6 +49,17 @@ pub async fn apply<D: Disk>(
     }
 }
 
+/// A change no statement makes (an index's state, an index forgotten; `table/index_work.rs`):
+/// `next` becomes the catalog once the file holds it, as for a statement.
+pub async fn change<D: Disk>(
+    catalog: &mut Catalog,
+    disk: &D,
+    dir: &Path,
+    next: Catalog,
+) -> OpResult<()> {
+    commit(catalog, disk, dir, next).await
+}
+
 /// Writes `next` to the file and, once it is durable, makes it the catalog.
 async fn commit<D: Disk>(
     catalog: &mut Catalog,

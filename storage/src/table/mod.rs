@@ -13,11 +13,15 @@ pub use ringstore_model::table::*;
 
 mod atomic_file;
 pub mod catalog_file;
+mod index_repair;
+mod index_scan;
+mod index_work;
 pub mod op_error;
 pub mod partition_map;
 mod purge;
 mod put_now;
 mod range_ops;
+mod secondary_index;
 pub mod table_store;
 mod tables;
 mod write_plan;

@@ -5,7 +5,8 @@
 //! expired earlier still take space in it until the row is written again or compaction copies it:
 //! then this filter rewrites the row without them, keeping its token, newest version and expiry.
 //! A key under a table id the catalog no longer has (ids below the next id are never reused) is a
-//! row of a dropped table: dropped. DROP TABLE also deletes the rows at once (`table_store.rs`);
+//! row of a dropped table: dropped; the same for an entry of a dropped index (index ids come from
+//! the same counter). An entry of an index the catalog has is kept as it is. DROP TABLE also deletes the rows at once (`table_store.rs`);
 //! this catches what a crash in the middle of that left behind.
 
 use std::cell::RefCell;
@@ -27,6 +28,10 @@ impl CompactionFilter for TablePurge {
         };
         let id = u32::from_be_bytes(*prefix);
         let tables = self.tables.borrow();
+        if tables.index_ids.contains(&id) {
+            // An index entry: no row to decode; it expires with its row's record.
+            return FilterDecision::Keep;
+        }
         let Some(table) = tables.by_id.get(&id) else {
             let dropped = id < tables.next_id;
             return if dropped { FilterDecision::Drop } else { FilterDecision::Keep };

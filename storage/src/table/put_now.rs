@@ -5,7 +5,7 @@
 //!
 //! It covers the common case only and leaves everything else, untouched, to the general path
 //! ([`TableStore::write`]), which also reports every error with its message: a condition, a
-//! multi-version table (both read the row first), a row wider than [`INLINE_PUT_SLOTS_MAX`]
+//! multi-version table or a table with secondary indexes (these read the row first), a row wider than [`INLINE_PUT_SLOTS_MAX`]
 //! non-key fields, and any request the general path would refuse (an unknown or repeated field,
 //! a missing key field, a wrong type, a version out of the window, data already expired, a row
 //! over the size limit). The bytes written are those of the general path: the same key
@@ -71,6 +71,7 @@ impl<D: Disk> TableStore<D> {
         if options.condition != Condition::Always
             || schema.options().max_versions > 1
             || slots > INLINE_PUT_SLOTS_MAX
+            || !t.indexes().is_empty()
         {
             return None;
         }

@@ -21,6 +21,7 @@ use crate::table::key::{key_range, partial_key_values, KeyByteRange};
 use crate::table::op_error::OpResult;
 use crate::table::request::*;
 use crate::table::schema::TableSchema;
+use crate::table::secondary_index::maintained;
 use crate::table::stored_row::StoredRow;
 use crate::table::table_store::TableStore;
 use crate::table::write_plan::{check_select, table_row};
@@ -51,7 +52,8 @@ impl<D: Disk> TableStore<D> {
     /// atomically: one range tombstone ([`TableStore::store`]'s `delete_range`), so a reader sees
     /// all of the rows or none and after a crash all of them are gone or none. `req.limit` is
     /// still checked (1..=[`BATCH_OPS_MAX`], as when it sized a batch) but bounds nothing; the
-    /// outcome's `resume` is always None.
+    /// outcome's `resume` is always None. On a table with indexes the rows and their entries are
+    /// one batch instead (`index_work.rs`), so the range may hold at most what fits one batch.
     pub async fn multi_delete(
         &self,
         table: &str,
@@ -63,7 +65,11 @@ impl<D: Disk> TableStore<D> {
         if range.is_empty() {
             return Ok(MultiDeleteOutcome::default());
         }
-        let (start, end) = bounds(&scan_request(range, req, true));
+        let request = scan_request(range, req, true);
+        if maintained(&t).next().is_some() {
+            return self.multi_delete_indexed(t, request, durability).await;
+        }
+        let (start, end) = bounds(&request);
         let report = self.store.delete_range(as_ref(&start), as_ref(&end), durability).await?;
         Ok(MultiDeleteOutcome { deleted: report.deleted, resume: None })
     }

@@ -8,7 +8,7 @@
 //! in between. Reads decode the stored row (`stored_row.rs`) and return the versions asked for.
 //! Range operations live in `range_ops.rs`.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -22,11 +22,13 @@ use crate::store::{Store, WriteOptions};
 use crate::table::catalog::{Catalog, CatalogTable, Outcome};
 use crate::table::catalog_file;
 use crate::table::error::TableError;
-use crate::table::key::{encode_primary_key_refs, primary_key_values, table_prefix};
+use crate::table::index_def::IndexId;
+use crate::table::key::{encode_primary_key_refs, index_prefix, primary_key_values, table_prefix};
 use crate::table::op_error::OpResult;
 use crate::table::purge::TablePurge;
 use crate::table::request::*;
 use crate::table::schema::TableId;
+use crate::table::secondary_index;
 use crate::table::stored_row::StoredRow;
 use crate::table::tables::Tables;
 use crate::table::token::TokenSource;
@@ -40,13 +42,17 @@ pub const WRITE_ATTEMPTS_MAX: usize = 16;
 /// One shard's tables: a [`Store`] plus the catalog kept in the same directory.
 pub struct TableStore<D: Disk = crate::disk::dma::DmaDisk> {
     pub(crate) store: Store<D>,
-    catalog: RefCell<Catalog>,
+    pub(crate) catalog: RefCell<Catalog>,
     /// The catalog's tables, shared with in-flight requests (so a request keeps the schema it
     /// started with even if a DDL statement changes the catalog meanwhile) and with compaction.
-    tables: Rc<RefCell<Tables>>,
+    pub(crate) tables: Rc<RefCell<Tables>>,
     /// One DDL statement at a time.
     ddl_lock: glommio::sync::Semaphore,
     pub(crate) tokens: TokenSource,
+    /// Moves on every catalog change. A read-modify-write that saw it move while it read its
+    /// rows starts again with the table as it is now, so no write appends its row without the
+    /// entries of an index made meanwhile (`secondary_index.rs`).
+    pub(crate) catalog_epoch: Cell<u64>,
 }
 
 impl<D: Disk> std::fmt::Debug for TableStore<D> {
@@ -67,13 +73,17 @@ impl<D: Disk> TableStore<D> {
         let catalog = catalog_file::load(store.disk(), store.dir()).await?;
         let tables = Rc::new(RefCell::new(Tables::of(&catalog)));
         store.set_compaction_filter(Rc::new(TablePurge { tables: tables.clone() }));
-        Ok(TableStore {
+        let table_store = TableStore {
             store,
             catalog: RefCell::new(catalog),
             tables,
             ddl_lock: glommio::sync::Semaphore::new(1),
             tokens: TokenSource::default(),
-        })
+            catalog_epoch: Cell::new(0),
+        };
+        table_store.resume_index_work().await?;
+        table_store.repair_indexes_after_crash().await?;
+        Ok(table_store)
     }
 
     /// The store underneath, for stats, sync, checkpoints and compaction.
@@ -101,8 +111,8 @@ impl<D: Disk> TableStore<D> {
         }
         let _permit = self.ddl_lock.acquire_permit(1).await.map_err(|_| crate::Error::Closed)?;
         let catalog = catalog_file::load(self.store.disk(), self.store.dir()).await?;
-        *self.tables.borrow_mut() = Tables::of(&catalog);
         *self.catalog.borrow_mut() = catalog;
+        self.catalog_changed();
         tracing::warn!(dir = %self.store.dir().display(), "catalog taking changes again");
         Ok(true)
     }
@@ -114,6 +124,14 @@ impl<D: Disk> TableStore<D> {
         let _permit = self.ddl_lock.acquire_permit(1).await.map_err(|_| crate::Error::Closed)?;
         let mut outcomes = Vec::with_capacity(statements.len());
         for statement in &statements {
+            // A dropped table's indexes go with its rows; their ids are gone once it is.
+            let dropped_indexes = match statement {
+                ddl::Statement::DropTable { table, .. } => self
+                    .table(table.as_str())
+                    .map(|t| t.indexes().iter().map(|i| i.id()).collect())
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            };
             // Applied to a copy (the catalog is not borrowed across the file write), then swapped
             // in either way: after a failure the copy is unchanged, and poisoned if the file
             // write failed, which later DDL must see.
@@ -123,23 +141,38 @@ impl<D: Disk> TableStore<D> {
                     .await;
             *self.catalog.borrow_mut() = next;
             let outcome = result?;
-            *self.tables.borrow_mut() = Tables::of(&self.catalog.borrow());
-            if let Outcome::Dropped { id } = outcome {
-                self.delete_table_rows(id).await?;
-            }
+            self.catalog_changed();
+            let outcome = match outcome {
+                Outcome::Dropped { id } => {
+                    self.delete_table_rows(id, &dropped_indexes).await?;
+                    outcome
+                }
+                other => self.index_work(other).await?,
+            };
             outcomes.push(outcome);
         }
         Ok(outcomes)
     }
 
-    /// Deletes every row of a dropped table with one range tombstone (atomic), and syncs. A
-    /// crash between the catalog change and the tombstone leaves rows no request can reach (the
-    /// table is gone from the catalog); compaction drops them (`purge.rs`).
-    async fn delete_table_rows(&self, id: TableId) -> OpResult<()> {
-        let prefix = table_prefix(id);
-        let (start, end) = bounds(&ScanRequest::prefix(&prefix, 1));
-        self.store.delete_range(as_ref(&start), as_ref(&end), Durability::NoSync).await?;
+    /// Deletes every row of a dropped table with one range tombstone (atomic), and the entries
+    /// of each of its indexes with one more, and syncs. A crash between the catalog change and
+    /// the tombstones leaves rows and entries no request can reach (the table is gone from the
+    /// catalog); compaction drops them (`purge.rs`).
+    async fn delete_table_rows(&self, id: TableId, indexes: &[IndexId]) -> OpResult<()> {
+        let prefixes =
+            std::iter::once(table_prefix(id)).chain(indexes.iter().map(|i| index_prefix(*i)));
+        for prefix in prefixes {
+            let (start, end) = bounds(&ScanRequest::prefix(&prefix, 1));
+            self.store.delete_range(as_ref(&start), as_ref(&end), Durability::NoSync).await?;
+        }
         Ok(self.store.sync().await?)
+    }
+
+    /// After the catalog changed: the tables requests see are rebuilt, and the epoch moves so
+    /// read-modify-writes under way read again (see `catalog_epoch`).
+    pub(crate) fn catalog_changed(&self) {
+        *self.tables.borrow_mut() = Tables::of(&self.catalog.borrow());
+        self.catalog_epoch.set(self.catalog_epoch.get() + 1);
     }
 
     /// The table called `name`.
@@ -256,7 +289,8 @@ impl<D: Disk> TableStore<D> {
             Ok(t) => t,
             Err(e) => return Some(Err(e.into())),
         };
-        if write_plan::needs_read(op, t.schema()) {
+        // A table with indexes reads the row first: its old entries go with the write.
+        if write_plan::needs_read(op, t.schema()) || !t.indexes().is_empty() {
             return None;
         }
         let now = self.store.now_ms();
@@ -322,7 +356,12 @@ impl<D: Disk> TableStore<D> {
         durability: Durability,
     ) -> OpResult<ExecuteOutcome> {
         let now = self.store.now_ms();
+        let mut fresh: Option<Rc<CatalogTable>> = None;
         for _ in 0..WRITE_ATTEMPTS_MAX {
+            let t = fresh.as_deref().unwrap_or(t);
+            let epoch = self.catalog_epoch.get();
+            // The records the writes replace, kept only for a table with indexes.
+            let mut olds = Vec::new();
             let mut stamps = Vec::with_capacity(prepared.len());
             let mut outcomes = Vec::with_capacity(prepared.len());
             let mut batch = Vec::with_capacity(prepared.len());
@@ -337,6 +376,9 @@ impl<D: Disk> TableStore<D> {
                     }
                     Plan::Failed(outcome) => outcomes.push(outcome),
                     Plan::Write { op, outcome } => {
+                        if !t.indexes().is_empty() {
+                            olds.push(value.clone());
+                        }
                         batch.push(op);
                         outcomes.push(outcome);
                     }
@@ -344,6 +386,16 @@ impl<D: Disk> TableStore<D> {
             }
             if batch.is_empty() {
                 return Ok(ExecuteOutcome::Done(outcomes));
+            }
+            if self.catalog_epoch.get() != epoch {
+                // DDL ran while the rows were read: read them again with the table as it is now
+                // (unless it is gone), so its indexes as they are now get their entries.
+                let id = t.id().0;
+                fresh = self.tables.borrow().by_id.get(&id).cloned().or(fresh);
+                continue;
+            }
+            if !olds.is_empty() {
+                secondary_index::extend_batch(t, &mut batch, &olds)?;
             }
             if self.store.write_batch_if(&batch, &stamps, durability).await?.is_some() {
                 return Ok(ExecuteOutcome::Done(outcomes));

@@ -14,8 +14,11 @@ use crate::table::catalog::{Catalog, CatalogTable};
 pub(crate) struct Tables {
     pub by_name: AHashMap<String, Rc<CatalogTable>>,
     pub by_id: AHashMap<u32, Rc<CatalogTable>>,
-    /// Ids below this were given out; one that is not in `by_id` belongs to a dropped table.
+    /// Ids below this were given out; one that is not in `by_id` or `index_ids` belongs to a
+    /// dropped table or index.
     pub next_id: u32,
+    /// The ids of every index the catalog has, in any state: keys under them are index entries.
+    pub index_ids: ahash::AHashSet<u32>,
 }
 
 impl Tables {
@@ -26,6 +29,7 @@ impl Tables {
             by_name: all.iter().map(|t| (t.name().to_string(), t.clone())).collect(),
             by_id: all.iter().map(|t| (t.id().0, t.clone())).collect(),
             next_id: catalog.next_id().0,
+            index_ids: all.iter().flat_map(|t| t.indexes().iter().map(|i| i.id().0)).collect(),
         }
     }
 }

@@ -20,7 +20,7 @@ use winnow::prelude::*;
 use super::cli_syntax::{command, gap, Command};
 use super::error::{DdlError, DdlResult, Position, PositionTracker, ScriptProblem};
 use super::lex::{must, parse_error};
-use super::statement::{place_of, Role, Statement, TableDraft};
+use super::statement::{place_of, IndexDraft, Role, Statement, TableDraft};
 use crate::table::{FieldType, TableSchema};
 
 /// Parses an admin CLI script; see [`super::parse_cli`].
@@ -42,7 +42,8 @@ pub(crate) fn parse(text: &str) -> DdlResult<Vec<Statement>> {
 }
 
 const COMMAND_EXPECTED: &str =
-    "a command: table create, add-field, primary-key, shard-key, exit or plan add-table";
+    "a command: table create, add-field, primary-key, shard-key, exit, plan add-table, plan \
+     add-index or plan remove-index";
 
 /// The CLI's table creation mode, and the tables waiting for `plan add-table`.
 #[derive(Debug)]
@@ -70,8 +71,22 @@ impl<'t> Script<'t> {
             Command::PlanAddTable { table, if_not_exists } => {
                 self.plan(table, if_not_exists).map_err(problem)
             }
+            Command::PlanAddIndex { index, table, fields, if_not_exists } => {
+                self.index(IndexDraft::Create { index, table, fields, if_not_exists }, at)
+            }
+            Command::PlanRemoveIndex { index, table } => {
+                self.index(IndexDraft::Drop { index, table, if_exists: false }, at)
+            }
             other => self.define(other, left).map_err(problem),
         }
+    }
+
+    /// `plan add-index` / `plan remove-index`: an index of a table that exists (or that an
+    /// earlier `plan add-table` of the script adds), so no table creation mode is involved.
+    fn index(&mut self, draft: IndexDraft, at: Position) -> DdlResult<()> {
+        let statement = draft.finish().map_err(|source| DdlError::Schema { at, source })?;
+        self.statements.push(statement);
+        Ok(())
     }
 
     fn create(&mut self, table: String, at: Position, left: usize) -> Result<(), ScriptProblem> {

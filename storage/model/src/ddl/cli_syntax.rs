@@ -40,6 +40,18 @@ pub(crate) enum Command {
         table: String,
         if_not_exists: bool,
     },
+    /// `plan add-index -name idx -table t -field f1 -field f2 [-wait] [-if-not-exists]`.
+    PlanAddIndex {
+        index: String,
+        table: String,
+        fields: Vec<String>,
+        if_not_exists: bool,
+    },
+    /// `plan remove-index -name idx -table t [-wait]`.
+    PlanRemoveIndex {
+        index: String,
+        table: String,
+    },
 }
 
 impl Command {
@@ -52,12 +64,14 @@ impl Command {
             Command::ShardKey { .. } => "shard-key",
             Command::Exit => "exit",
             Command::PlanAddTable { .. } => "plan add-table",
+            Command::PlanAddIndex { .. } => "plan add-index",
+            Command::PlanRemoveIndex { .. } => "plan remove-index",
         }
     }
 }
 
 pub(crate) fn command(i: &mut In<'_>) -> ModalResult<Command> {
-    alt((table_create, add_field, key_command, exit, plan_add_table)).parse_next(i)
+    alt((table_create, add_field, key_command, exit, plan)).parse_next(i)
 }
 
 fn table_create(i: &mut In<'_>) -> ModalResult<Command> {
@@ -97,9 +111,43 @@ fn exit(i: &mut In<'_>) -> ModalResult<Command> {
     word("exit").map(|()| Command::Exit).parse_next(i)
 }
 
-fn plan_add_table(i: &mut In<'_>) -> ModalResult<Command> {
+/// `plan` and what it plans: `add-table`, `add-index` or `remove-index`.
+fn plan(i: &mut In<'_>) -> ModalResult<Command> {
     word("plan").parse_next(i)?;
-    must((hspace, word("add-table")), "add-table after plan").parse_next(i)?;
+    let what = alt((
+        word("add-table").value(0),
+        word("add-index").value(1),
+        word("remove-index").value(2),
+    ));
+    match must((hspace, what), "add-table, add-index or remove-index after plan").parse_next(i)?.1 {
+        0 => plan_add_table(i),
+        1 => plan_add_index(i),
+        _ => plan_remove_index(i),
+    }
+}
+
+fn plan_add_index(i: &mut In<'_>) -> ModalResult<Command> {
+    let flags = [NAME, TABLE, FIELD, WAIT, IF_NOT_EXISTS];
+    let args = args(i, &flags, "-name, -table, -field, -wait or -if-not-exists")?;
+    let index = required_word(i, &args, "-name", "-name and an index name")?;
+    let table = required_word(i, &args, "-table", "-table and a table name")?;
+    let fields: Vec<String> =
+        args.iter().filter(|(f, _)| *f == FIELD.name).map(|(_, a)| a.text().to_owned()).collect();
+    if fields.is_empty() {
+        return must(fail, "-field and an indexed field name").parse_next(i);
+    }
+    let if_not_exists = find(&args, IF_NOT_EXISTS.name).is_some();
+    Ok(Command::PlanAddIndex { index, table, fields, if_not_exists })
+}
+
+fn plan_remove_index(i: &mut In<'_>) -> ModalResult<Command> {
+    let args = args(i, &[NAME, TABLE, WAIT], "-name, -table or -wait")?;
+    let index = required_word(i, &args, "-name", "-name and an index name")?;
+    let table = required_word(i, &args, "-table", "-table and a table name")?;
+    Ok(Command::PlanRemoveIndex { index, table })
+}
+
+fn plan_add_table(i: &mut In<'_>) -> ModalResult<Command> {
     let args = args(i, &[NAME, WAIT, IF_NOT_EXISTS], "-name, -wait or -if-not-exists")?;
     let table = required_word(i, &args, "-name", "-name and a table name")?;
     Ok(Command::PlanAddTable { table, if_not_exists: find(&args, IF_NOT_EXISTS.name).is_some() })
@@ -122,6 +170,7 @@ enum ValueKind {
 }
 
 const NAME: Flag = Flag { name: "-name", value: ValueKind::Word, repeatable: false };
+const TABLE: Flag = Flag { name: "-table", value: ValueKind::Word, repeatable: false };
 const TYPE: Flag = Flag { name: "-type", value: ValueKind::Type, repeatable: false };
 const ENUM_VALUES: Flag = Flag { name: "-enum-values", value: ValueKind::List, repeatable: false };
 const FIELD: Flag = Flag { name: "-field", value: ValueKind::Word, repeatable: true };
@@ -271,7 +320,7 @@ fn command_start(i: &mut In<'_>) -> ModalResult<()> {
         ("add-field", hspace, "-").void(),
         ("primary-key", hspace, "-field").void(),
         ("shard-key", hspace, "-field").void(),
-        ("plan", hspace, "add-table").void(),
+        ("plan", hspace, alt(("add-table", "add-index", "remove-index"))).void(),
     ))
     .parse_next(i)
 }
@@ -291,6 +340,8 @@ mod tests {
         assert!(!starts_command("exit\n"));
         assert!(!starts_command("add the fields"));
         assert!(!starts_command("plan to complete"));
+        assert!(starts_command("plan add-index -name i"));
+        assert!(starts_command("plan remove-index -name i"));
     }
 
     #[test]

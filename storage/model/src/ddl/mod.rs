@@ -1,7 +1,8 @@
 //! DDL text (issue 3): SQL-style statements and the Oracle NoSQL admin CLI script, parsed into
 //! table schemas.
 //!
-//! [`parse_sql`] reads `CREATE TABLE`, `DROP TABLE`, `DESCRIBE` and `SHOW TABLES`; [`parse_cli`]
+//! [`parse_sql`] reads `CREATE TABLE`, `DROP TABLE`, `ALTER TABLE`, `DESCRIBE`, `SHOW TABLES` and
+//! the index statements; [`parse_cli`]
 //! reads the admin CLI script of the seed document, including its flattened one-line form;
 //! [`parse`] picks one of them from the first token. Both grammars are winnow parsers. They produce
 //! [`Statement`]s and execute nothing: a `CREATE` carries a [`TableSchema`](crate::table::TableSchema)
@@ -20,7 +21,8 @@
 //!
 //! ```text
 //! sql_text     = { ";" } [ statement { ";" { ";" } [ statement ] } ] ;
-//! statement    = create | drop | alter | describe | show ;
+//! statement    = create | drop | alter | describe | show
+//!              | create_index | drop_index | show_indexes ;
 //! create       = CREATE TABLE [ IF NOT EXISTS ] name "(" element { "," element } ")"
 //!                { table_option } ;
 //! element      = PRIMARY KEY "(" key_part { "," key_part } ")"     (* at most once *)
@@ -38,6 +40,9 @@
 //! alter        = ALTER TABLE name table_option { table_option } ;
 //! describe     = DESCRIBE [ TABLE ] name ;
 //! show         = SHOW TABLES ;
+//! create_index = CREATE INDEX [ IF NOT EXISTS ] name ON name "(" name { "," name } ")" ;
+//! drop_index   = DROP INDEX [ IF EXISTS ] name ON name ;
+//! show_indexes = SHOW INDEXES ON name ;
 //! name         = word | '"' { any character but '"' and line breaks } '"' ;
 //! word         = ( letter | digit | "_" ) { letter | digit | "_" } ;  (* Unicode letters *)
 //! number       = digit { digit } ;                                   (* fits a u64 *)
@@ -62,11 +67,14 @@
 //!              | "primary-key" "-field" token { "-field" token }
 //!              | "shard-key" "-field" token { "-field" token }
 //!              | "exit"
-//!              | "plan" "add-table" "-name" token [ "-wait" ] [ "-if-not-exists" ] ;
+//!              | "plan" "add-table" "-name" token [ "-wait" ] [ "-if-not-exists" ]
+//!              | "plan" "add-index" "-name" token "-table" token "-field" token
+//!                { "-field" token } [ "-wait" ] [ "-if-not-exists" ]
+//!              | "plan" "remove-index" "-name" token "-table" token [ "-wait" ] ;
 //! gap          = { whitespace | comment } ;
 //! comment      = "##" { character } ;   (* up to the line end, or up to a command start *)
 //! command_start = "table" "create" "-name" | "add-field" "-" | "primary-key" "-field"
-//!              | "shard-key" "-field" | "plan" "add-table"
+//!              | "shard-key" "-field" | "plan" ( "add-table" | "add-index" | "remove-index" )
 //!              | "exit" ( "##" | command_start | end of text ) ;
 //! token        = a run of characters other than whitespace ;
 //! value        = a run of characters other than whitespace and "," ;
@@ -79,6 +87,12 @@
 //! `-if-not-exists` is ringstore's own switch (the admin CLI has no IF NOT EXISTS): with it, adding
 //! a table that already exists is no error, so a script can be run again.
 //! A script that leaves a table open, or closes one it never adds, is an error.
+//!
+//! Secondary indexes (issue 15): `CREATE INDEX idx ON t (f1, f2)` and `plan add-index -name idx
+//! -table t -field f1 -field f2` are the same statement, as are `DROP INDEX idx ON t` and `plan
+//! remove-index -name idx -table t`; the index commands need no table creation mode. `-wait` is
+//! accepted and changes nothing: a statement's answer comes when the catalog file holds it. What
+//! an index may be (its fields, how many) is checked by the catalog (`table/catalog/indexes.rs`).
 
 mod cli;
 mod cli_syntax;

@@ -1,4 +1,5 @@
-//! The SQL-style grammar: `CREATE TABLE`, `DROP TABLE`, `DESCRIBE`, `SHOW TABLES` (the EBNF is in
+//! The SQL-style grammar: `CREATE TABLE`, `DROP TABLE`, `ALTER TABLE`, `DESCRIBE`, `SHOW
+//! TABLES`, and the index statements `CREATE INDEX`, `DROP INDEX`, `SHOW INDEXES` (the EBNF is in
 //! the module documentation of [`super`]).
 //!
 //! Keywords are matched without regard to case and only as whole words, so `DESCX` is never
@@ -16,7 +17,9 @@ use winnow::token::take_while;
 
 use super::error::{DdlError, DdlResult, Position, PositionTracker, ScriptProblem};
 use super::lex::{field_type_named, invalid, is_word_char, must, number, parse_error, In};
-use super::statement::{place_of, table_name, OptionChanges, Role, Statement, TableDraft};
+use super::statement::{
+    place_of, table_name, IndexDraft, OptionChanges, Role, Statement, TableDraft,
+};
 use crate::table::FieldType;
 
 /// A statement as written, before its names and schema are checked.
@@ -27,6 +30,7 @@ enum Parsed {
     Alter { table: String, changes: OptionChanges },
     Describe { table: String },
     ShowTables,
+    Index(IndexDraft),
 }
 
 /// Parses `;`-separated SQL statements; see [`super::parse_sql`].
@@ -70,6 +74,7 @@ fn finish(parsed: Parsed) -> crate::table::TableResult<Statement> {
             Statement::AlterTable { table: table_name(&table)?, changes }
         }
         Parsed::ShowTables => Statement::ShowTables,
+        Parsed::Index(draft) => draft.finish()?,
     })
 }
 
@@ -79,14 +84,56 @@ fn statement(i: &mut In<'_>) -> ModalResult<Parsed> {
         (kw("DROP"), drop).map(|(_, p)| p),
         (kw("ALTER"), alter).map(|(_, p)| p),
         (kw("DESCRIBE"), describe).map(|(_, p)| p),
-        (kw("SHOW"), must(kw("TABLES"), "TABLES")).map(|_| Parsed::ShowTables),
+        (kw("SHOW"), show).map(|(_, p)| p),
     ));
-    must(verbs, "a statement: CREATE TABLE, DROP TABLE, ALTER TABLE, DESCRIBE TABLE or SHOW TABLES")
-        .parse_next(i)
+    must(verbs, STATEMENT_EXPECTED).parse_next(i)
+}
+
+const STATEMENT_EXPECTED: &str = "a statement: CREATE TABLE, CREATE INDEX, DROP TABLE, DROP \
+    INDEX, ALTER TABLE, DESCRIBE TABLE, SHOW TABLES or SHOW INDEXES";
+
+/// `SHOW` has been read: `TABLES`, or `INDEXES ON t`.
+fn show(i: &mut In<'_>) -> ModalResult<Parsed> {
+    if opt(kw("INDEXES")).parse_next(i)?.is_some() {
+        must(kw("ON"), "ON and a table name").parse_next(i)?;
+        let table = must(name, "a table name").parse_next(i)?.to_owned();
+        return Ok(Parsed::Index(IndexDraft::Show { table }));
+    }
+    must(kw("TABLES"), "TABLES or INDEXES").map(|()| Parsed::ShowTables).parse_next(i)
+}
+
+/// `CREATE INDEX` has been read: `[IF NOT EXISTS] idx ON t (f1, ...)`.
+fn create_index(i: &mut In<'_>) -> ModalResult<Parsed> {
+    let if_not_exists = opt((kw("IF"), kw("NOT"), kw("EXISTS"))).parse_next(i)?.is_some();
+    let index = must(name, "an index name").parse_next(i)?.to_owned();
+    must(kw("ON"), "ON and a table name").parse_next(i)?;
+    let table = must(name, "a table name").parse_next(i)?.to_owned();
+    must(punct('('), "( and the indexed fields").parse_next(i)?;
+    let mut fields = Vec::new();
+    loop {
+        fields.push(must(name, "an indexed field name").parse_next(i)?.to_owned());
+        if opt(punct(',')).parse_next(i)?.is_none() {
+            break;
+        }
+    }
+    must(punct(')'), ", or )").parse_next(i)?;
+    Ok(Parsed::Index(IndexDraft::Create { index, table, fields, if_not_exists }))
+}
+
+/// `DROP INDEX` has been read: `[IF EXISTS] idx ON t`.
+fn drop_index(i: &mut In<'_>) -> ModalResult<Parsed> {
+    let if_exists = opt((kw("IF"), kw("EXISTS"))).parse_next(i)?.is_some();
+    let index = must(name, "an index name").parse_next(i)?.to_owned();
+    must(kw("ON"), "ON and a table name").parse_next(i)?;
+    let table = must(name, "a table name").parse_next(i)?.to_owned();
+    Ok(Parsed::Index(IndexDraft::Drop { index, table, if_exists }))
 }
 
 fn create(i: &mut In<'_>) -> ModalResult<Parsed> {
-    must(kw("TABLE"), "TABLE").parse_next(i)?;
+    if opt(kw("INDEX")).parse_next(i)?.is_some() {
+        return create_index(i);
+    }
+    must(kw("TABLE"), "TABLE or INDEX").parse_next(i)?;
     let if_not_exists = opt((kw("IF"), kw("NOT"), kw("EXISTS"))).parse_next(i)?.is_some();
     let left = i.len();
     let mut draft = TableDraft::new(must(name, "a table name").parse_next(i)?);
@@ -247,7 +294,10 @@ fn alter(i: &mut In<'_>) -> ModalResult<Parsed> {
 }
 
 fn drop(i: &mut In<'_>) -> ModalResult<Parsed> {
-    must(kw("TABLE"), "TABLE").parse_next(i)?;
+    if opt(kw("INDEX")).parse_next(i)?.is_some() {
+        return drop_index(i);
+    }
+    must(kw("TABLE"), "TABLE or INDEX").parse_next(i)?;
     let if_exists = opt((kw("IF"), kw("EXISTS"))).parse_next(i)?.is_some();
     let table = must(name, "a table name").parse_next(i)?.to_owned();
     Ok(Parsed::Drop { table, if_exists })

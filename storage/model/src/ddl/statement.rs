@@ -35,6 +35,58 @@ pub enum Statement {
         table: Name,
     },
     ShowTables,
+    /// `CREATE INDEX [IF NOT EXISTS] idx ON t (f1, ...)`, or an admin CLI `plan add-index`.
+    CreateIndex {
+        table: Name,
+        index: Name,
+        /// The indexed fields, in index order.
+        fields: Vec<Name>,
+        if_not_exists: bool,
+    },
+    /// `DROP INDEX [IF EXISTS] idx ON t`, or an admin CLI `plan remove-index`.
+    DropIndex {
+        table: Name,
+        index: Name,
+        if_exists: bool,
+    },
+    /// `SHOW INDEXES ON t`.
+    ShowIndexes {
+        table: Name,
+    },
+}
+
+/// An index statement as written, before its names are checked; both grammars build it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum IndexDraft {
+    Create { index: String, table: String, fields: Vec<String>, if_not_exists: bool },
+    Drop { index: String, table: String, if_exists: bool },
+    Show { table: String },
+}
+
+impl IndexDraft {
+    /// Checks the names with the same rules, and errors, as the schema builder.
+    pub fn finish(self) -> TableResult<Statement> {
+        Ok(match self {
+            IndexDraft::Create { index, table, fields, if_not_exists } => {
+                let fields = fields
+                    .iter()
+                    .map(|f| other_name(f, &table, NameRole::Field))
+                    .collect::<TableResult<_>>()?;
+                Statement::CreateIndex {
+                    index: other_name(&index, &table, NameRole::Index)?,
+                    table: table_name(&table)?,
+                    fields,
+                    if_not_exists,
+                }
+            }
+            IndexDraft::Drop { index, table, if_exists } => Statement::DropIndex {
+                index: other_name(&index, &table, NameRole::Index)?,
+                table: table_name(&table)?,
+                if_exists,
+            },
+            IndexDraft::Show { table } => Statement::ShowIndexes { table: table_name(&table)? },
+        })
+    }
 }
 
 /// A table as the text describes it, not yet checked.
@@ -148,6 +200,16 @@ pub(crate) fn table_name(name: &str) -> TableResult<Name> {
     Name::new(name).map_err(|problem| TableError::InvalidName {
         table: name.to_owned(),
         role: NameRole::Table,
+        name: name.to_owned(),
+        problem,
+    })
+}
+
+/// Checks a field or index name of table `table` with the name rule.
+fn other_name(name: &str, table: &str, role: NameRole) -> TableResult<Name> {
+    Name::new(name).map_err(|problem| TableError::InvalidName {
+        table: table.to_owned(),
+        role,
         name: name.to_owned(),
         problem,
     })

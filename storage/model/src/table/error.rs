@@ -17,6 +17,7 @@ pub enum NameRole {
     Table,
     Field,
     EnumValue,
+    Index,
 }
 
 impl std::fmt::Display for NameRole {
@@ -25,6 +26,7 @@ impl std::fmt::Display for NameRole {
             NameRole::Table => "table name",
             NameRole::Field => "field name",
             NameRole::EnumValue => "ENUM value",
+            NameRole::Index => "index name",
         })
     }
 }
@@ -192,6 +194,32 @@ pub enum TableError {
          after the partial key, which is {expected}"
     )]
     RangeNotOnNextKeyField { table: String, field: String, expected: String },
+    #[error(
+        "table {table}: this write, with the entries of the table's {indexes} indexes, needs at \
+         least {ops} store operations in one atomic batch; the limit is {max} (BATCH_OPS_MAX): \
+         write or delete fewer rows at once"
+    )]
+    IndexedWriteTooLarge { table: String, indexes: usize, ops: usize, max: usize },
+    #[error(
+        "table {table}, index {index}: the index entry's key is {len} bytes (index id, indexed \
+         values, primary key); the store's limit is {max} bytes (KEY_BYTES_MAX)"
+    )]
+    IndexKeyTooLarge { table: String, index: String, len: usize, max: usize },
+    #[error(
+        "table {table}, index {index}: indexed field {field} holds {len} bytes; an indexed \
+         STRING or BINARY value may have at most {INDEX_VALUE_BYTES_MAX} bytes \
+         (INDEX_VALUE_BYTES_MAX)"
+    )]
+    IndexValueTooLarge { table: String, index: String, field: String, len: usize },
+    #[error(
+        "table {table}: index {index} is {state}; an index is read only when it is READY{hint}"
+    )]
+    IndexNotReady { table: String, index: String, state: &'static str, hint: &'static str },
+    #[error(
+        "table {table}, index {index} ({fields} fields): a query gives equal values for a \
+         leading prefix of the index fields and at most a range on the next one; {what}"
+    )]
+    BadIndexQuery { table: String, index: String, fields: usize, what: &'static str },
 
     // Store-level settings (3xx).
     #[error("partition count {count} is out of range; it must be 1..={MAP_PARTITIONS_MAX}")]
@@ -300,6 +328,11 @@ impl TableError {
             TableError::VersionTooOld { .. } => 230,
             TableError::FieldGivenTwice { .. } => 231,
             TableError::RangeNotOnNextKeyField { .. } => 232,
+            TableError::IndexedWriteTooLarge { .. } => 233,
+            TableError::IndexKeyTooLarge { .. } => 234,
+            TableError::IndexValueTooLarge { .. } => 235,
+            TableError::IndexNotReady { .. } => 236,
+            TableError::BadIndexQuery { .. } => 237,
             TableError::InvalidPartitionCount { .. } => 301,
             TableError::PartitionMapMismatch { .. } => 302,
             TableError::InvalidShardCount { .. } => 303,
@@ -394,6 +427,11 @@ mod tests {
             TableError::VersionTooOld { table: t(), version: 0, kept: 0, oldest: 0 },
             TableError::FieldGivenTwice { table: t(), field: f() },
             TableError::RangeNotOnNextKeyField { table: t(), field: f(), expected: f() },
+            TableError::IndexedWriteTooLarge { table: t(), indexes: 0, ops: 0, max: 0 },
+            TableError::IndexKeyTooLarge { table: t(), index: f(), len: 0, max: 0 },
+            TableError::IndexValueTooLarge { table: t(), index: f(), field: f(), len: 0 },
+            TableError::IndexNotReady { table: t(), index: f(), state: "", hint: "" },
+            TableError::BadIndexQuery { table: t(), index: f(), fields: 0, what: "" },
             TableError::InvalidPartitionCount { count: 0 },
             TableError::PartitionMapMismatch {
                 stored_partitions: 0,
@@ -407,7 +445,8 @@ mod tests {
         let pinned = [
             101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 201, 202, 203, 204,
             205, 206, 207, 208, 209, 210, 211, 212, 213, 214, 215, 216, 217, 218, 219, 220, 221,
-            222, 223, 224, 225, 226, 227, 228, 229, 230, 231, 232, 301, 302, 303,
+            222, 223, 224, 225, 226, 227, 228, 229, 230, 231, 232, 233, 234, 235, 236, 237, 301,
+            302, 303,
         ];
         assert_eq!(codes, pinned);
         crate::error_codes::assert_documented(&codes);

@@ -5,14 +5,20 @@
 //! inverted. Byte order of two keys of one table equals the order of their key tuples (DESC fields
 //! reversed), so a partial key is a byte prefix of every key that extends it, and a range on the
 //! next field is a byte range (`key/range.rs`). `docs/FORMAT.md` ("Table keys") is the byte-level
-//! description; this module and that section change together.
+//! description; this module and that section change together. `key/index.rs` encodes the keys
+//! of secondary index entries from the same parts ("Index entries" in `docs/FORMAT.md`).
 
 mod corrupt;
 mod escape;
 mod field;
+mod index;
 mod named;
 mod range;
 
+pub use index::{
+    decode_index_entry, encode_index_entry, index_key_range, index_prefix, IndexEntry,
+    INDEX_NULL_MARK, INDEX_VALUE_MARK,
+};
 pub use named::{
     encode_partial_key_named, encode_primary_key_fields, encode_primary_key_into,
     encode_primary_key_named, partial_key_values, primary_key_values,

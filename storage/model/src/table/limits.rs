@@ -65,6 +65,22 @@ pub const MAX_VERSION_OFFSET_SECONDS_DEFAULT: u64 = 86_400;
 /// `i64::MAX / 1000` lets the version and TTL code convert it to milliseconds without overflow.
 pub const DURATION_SECONDS_MAX: u64 = 1 << 32;
 
+/// Most secondary indexes on one table. Every index adds up to two store operations (the old
+/// entry's delete, the new entry's put) to each write of a row, inside the write's one batch.
+pub const INDEXES_PER_TABLE_MAX: usize = 16;
+
+/// Most fields in one secondary index, as many as a primary key may have.
+pub const INDEX_FIELDS_MAX: usize = PRIMARY_KEY_FIELDS_MAX;
+
+/// Largest STRING or BINARY value an indexed field may hold in a row, in raw bytes: as for a key
+/// field, since the value becomes part of the index entry's key. A longer value in a write to an
+/// indexed field is refused (235).
+pub const INDEX_VALUE_BYTES_MAX: usize = KEY_FIELD_BYTES_MAX;
+
+/// Bytes of the index prefix that starts every index entry's key: the index id, big-endian, from
+/// the same id space as table ids (so index entries and rows never share a prefix).
+pub const INDEX_PREFIX_BYTES: usize = TABLE_PREFIX_BYTES;
+
 // A stored key is the table prefix plus the encoded key; the store must accept the largest one.
 const _: () =
     assert!(TABLE_PREFIX_BYTES + ENCODED_KEY_BYTES_MAX <= crate::constants::KEY_BYTES_MAX);
@@ -77,3 +93,7 @@ const _: () = assert!(MAP_PARTITIONS_DEFAULT >= 1 && MAP_PARTITIONS_DEFAULT <= M
 const _: () = assert!(MAX_VERSIONS_DEFAULT >= 1 && MAX_VERSIONS_DEFAULT <= MAX_VERSIONS_MAX);
 const _: () = assert!(MAX_VERSION_OFFSET_SECONDS_DEFAULT <= DURATION_SECONDS_MAX);
 const _: () = assert!(DURATION_SECONDS_MAX <= (i64::MAX / 1000) as u64);
+const _: () = assert!(INDEX_FIELDS_MAX <= u8::MAX as usize);
+const _: () = assert!(INDEXES_PER_TABLE_MAX <= u8::MAX as usize);
+// A write of one row with every index changed is one batch: the row and two entries per index.
+const _: () = assert!(2 * INDEXES_PER_TABLE_MAX < crate::constants::BATCH_OPS_MAX);

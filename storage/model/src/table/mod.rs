@@ -7,12 +7,15 @@
 //! shard key to its partition, [`row`] encodes the non-key fields (schema-versioned, append-only
 //! evolution), [`stored_row`] keeps a row's versions together, [`request`] holds the operations'
 //! request and outcome types, and [`catalog`] holds the set of schemas, its file codec and what a
-//! DDL statement does to it. Every bad input is a [`TableError`] (or [`CatalogError`]) with a
-//! stable code; every limit is in [`limits`]. `docs/FORMAT.md` ("Table keys", "Catalog file",
+//! DDL statement does to it, and [`index_def`] the secondary indexes it keeps with each table
+//! (their entries' keys are [`key`]'s too). Every bad input is a [`TableError`] (or
+//! [`CatalogError`]) with a stable code; every limit is in [`limits`]. `docs/FORMAT.md` ("Table keys", "Catalog file",
 //! "Row values") describes the bytes.
 
 pub mod catalog;
 pub mod error;
+pub mod index_def;
+pub mod index_query;
 pub mod key;
 pub mod limits;
 pub mod name;
@@ -30,6 +33,9 @@ pub use catalog::{
     Outcome, Plan,
 };
 pub use error::{NameRole, TableError, TableResult, SHOWN_NAME_CHARS, WHOLE_KEY_SHARD_HINT};
+pub use index_def::{is_indexable, IndexDef, IndexId, IndexState};
+pub use index_query::{IndexHit, IndexPage, IndexQuery};
+pub use key::{decode_index_entry, encode_index_entry, index_key_range, index_prefix, IndexEntry};
 pub use key::{
     decode_primary_key, encode_partial_key, encode_partial_key_named, encode_primary_key,
     encode_primary_key_into, encode_primary_key_named, encode_primary_key_refs, encode_shard_key,

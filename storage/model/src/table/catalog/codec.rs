@@ -7,12 +7,21 @@
 //! through [`TableSchemaBuilder::build`] again, so a schema that loads is as valid as one that was
 //! created. Errors are strings saying what is wrong and where; the caller adds the file name.
 
+use std::collections::BTreeSet;
+
 use super::contents::{Catalog, CatalogTable};
-use crate::table::{FieldType, TableId, TableSchema, TableSchemaBuilder};
+use super::indexes::check_loaded_index;
+use crate::table::index_def::{IndexDef, IndexId, IndexState};
+use crate::table::limits::INDEXES_PER_TABLE_MAX;
+use crate::table::{FieldType, Name, TableId, TableSchema, TableSchemaBuilder};
 
 /// `"RINGCAT\0"`.
 pub const CATALOG_MAGIC: [u8; 8] = *b"RINGCAT\0";
-pub const CATALOG_FORMAT_VERSION: u32 = 1;
+/// 2: each table record ends with its secondary indexes. Version 1 files (no index section) are
+/// read as tables without indexes.
+pub const CATALOG_FORMAT_VERSION: u32 = 2;
+/// The format before secondary indexes, still read.
+const CATALOG_FORMAT_NO_INDEXES: u32 = 1;
 pub const CATALOG_HEADER_BYTES: usize = 32;
 
 /// Field type tags; 0 is never written so that a zeroed region does not decode as a type.
@@ -61,7 +70,7 @@ pub fn encode_table_record(table: &CatalogTable) -> Vec<u8> {
 /// Decodes and checks exactly one table record (no bytes may follow it).
 pub fn decode_table_record(bytes: &[u8]) -> Result<CatalogTable, String> {
     let mut r = Reader { bytes, pos: 0 };
-    let table = decode_table(&mut r)?;
+    let table = decode_table(&mut r, true)?;
     if r.pos != bytes.len() {
         return Err(format!("{} bytes after the table record", bytes.len() - r.pos));
     }
@@ -91,6 +100,22 @@ fn encode_table(out: &mut Vec<u8>, table: &CatalogTable) {
         out.push(u8::from(key.desc));
     }
     out.push(schema.shard_key_len() as u8);
+    encode_indexes(out, &table.indexes);
+}
+
+/// The index section of a table record: a count, then each index's id, name, state and fields.
+fn encode_indexes(out: &mut Vec<u8>, indexes: &[IndexDef]) {
+    out.push(u8::try_from(indexes.len()).expect("INDEXES_PER_TABLE_MAX fits a u8"));
+    for index in indexes {
+        out.extend_from_slice(&index.id().0.to_le_bytes());
+        put_str(out, index.name().as_str());
+        out.push(index.state().tag());
+        out.push(u8::try_from(index.fields().len()).expect("INDEX_FIELDS_MAX fits a u8"));
+        for &field in index.fields() {
+            let field = u16::try_from(field).expect("field index fits a u16");
+            out.extend_from_slice(&field.to_le_bytes());
+        }
+    }
 }
 
 fn put_type(out: &mut Vec<u8>, ty: &FieldType) {
@@ -126,10 +151,11 @@ pub fn decode(bytes: &[u8]) -> Result<Catalog, String> {
     if crc32c::crc32c(&header[..28]) != field(28) {
         return Err("header checksum mismatch".into());
     }
-    if field(8) != CATALOG_FORMAT_VERSION {
+    let version = field(8);
+    if version != CATALOG_FORMAT_VERSION && version != CATALOG_FORMAT_NO_INDEXES {
         return Err(format!(
-            "format version {} (this build reads {CATALOG_FORMAT_VERSION})",
-            field(8)
+            "format version {version} (this build reads {CATALOG_FORMAT_NO_INDEXES} and \
+             {CATALOG_FORMAT_VERSION})"
         ));
     }
     let body_len = field(20) as usize;
@@ -139,19 +165,30 @@ pub fn decode(bytes: &[u8]) -> Result<Catalog, String> {
     if crc32c::crc32c(body) != field(24) {
         return Err("body checksum mismatch".into());
     }
-    decode_body(body, field(12), field(16))
+    decode_body(body, field(12), field(16), version == CATALOG_FORMAT_VERSION)
 }
 
-fn decode_body(body: &[u8], table_count: u32, next_id: u32) -> Result<Catalog, String> {
+fn decode_body(
+    body: &[u8],
+    table_count: u32,
+    next_id: u32,
+    with_indexes: bool,
+) -> Result<Catalog, String> {
     let mut catalog = Catalog { next_id, ..Catalog::default() };
     let mut r = Reader { bytes: body, pos: 0 };
+    let mut index_ids = BTreeSet::new();
     for _ in 0..table_count {
         let start = r.pos;
-        let table = decode_table(&mut r)
+        let table = decode_table(&mut r, with_indexes)
+            .map_err(|e| format!("table record at body offset {start}: {e}"))?;
+        check_index_ids(&table, next_id, &mut index_ids)
             .map_err(|e| format!("table record at body offset {start}: {e}"))?;
         catalog
             .insert_loaded(table)
             .map_err(|e| format!("table record at body offset {start}: {e}"))?;
+    }
+    if let Some(id) = index_ids.iter().find(|id| catalog.get_by_id(TableId(**id)).is_some()) {
+        return Err(format!("id {id} is both a table's and an index's"));
     }
     if r.pos != body.len() {
         return Err(format!("{} bytes after the last table record", body.len() - r.pos));
@@ -159,7 +196,25 @@ fn decode_body(body: &[u8], table_count: u32, next_id: u32) -> Result<Catalog, S
     Ok(catalog)
 }
 
-fn decode_table(r: &mut Reader<'_>) -> Result<CatalogTable, String> {
+/// Index ids are given from the table id counter: each below `next_id`, none twice.
+fn check_index_ids(
+    table: &CatalogTable,
+    next_id: u32,
+    seen: &mut BTreeSet<u32>,
+) -> Result<(), String> {
+    for index in table.indexes() {
+        let id = index.id().0;
+        if id < super::FIRST_TABLE_ID || id >= next_id {
+            return Err(format!("index id {id} is outside 1..{next_id}"));
+        }
+        if !seen.insert(id) {
+            return Err(format!("index id {id} appears twice"));
+        }
+    }
+    Ok(())
+}
+
+fn decode_table(r: &mut Reader<'_>, with_indexes: bool) -> Result<CatalogTable, String> {
     let id = TableId(r.u32()?);
     let schema_version = r.u32()?;
     let name = r.str()?;
@@ -177,7 +232,39 @@ fn decode_table(r: &mut Reader<'_>) -> Result<CatalogTable, String> {
     }
     builder = decode_keys(r, builder, &names)?;
     let schema = builder.build().map_err(|e| format!("invalid schema: {e}"))?;
-    Ok(CatalogTable { schema, schema_version })
+    let mut table = CatalogTable { schema, schema_version, indexes: Vec::new() };
+    if with_indexes {
+        table.indexes = decode_indexes(r, &table)?;
+    }
+    Ok(table)
+}
+
+/// The index section of a table record, each index checked against the table.
+fn decode_indexes(r: &mut Reader<'_>, table: &CatalogTable) -> Result<Vec<IndexDef>, String> {
+    let count = usize::from(r.u8()?);
+    if count > INDEXES_PER_TABLE_MAX {
+        return Err(format!("{count} indexes, over INDEXES_PER_TABLE_MAX"));
+    }
+    let mut indexes: Vec<IndexDef> = Vec::with_capacity(count);
+    for _ in 0..count {
+        let id = IndexId(r.u32()?);
+        let name = r.str()?;
+        let name = Name::new(name).map_err(|e| format!("index name {name:?}: {e}"))?;
+        let tag = r.u8()?;
+        let state = IndexState::from_tag(tag)
+            .ok_or_else(|| format!("index {name}: unknown state tag {tag}"))?;
+        let mut fields = Vec::new();
+        for _ in 0..r.u8()? {
+            fields.push(usize::from(r.u16()?));
+        }
+        if indexes.iter().any(|i| i.name() == &name) {
+            return Err(format!("index {name} appears twice"));
+        }
+        let def = IndexDef::new(name, id, fields, state);
+        check_loaded_index(table, &def)?;
+        indexes.push(def);
+    }
+    Ok(indexes)
 }
 
 fn decode_keys(

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::table::index_def::IndexDef;
 use crate::table::{Name, TableId, TableSchema};
 
 /// The first id a table gets; 0 is the DDL parser's placeholder.
@@ -11,17 +12,39 @@ pub const FIRST_TABLE_ID: u32 = 1;
 /// The schema version a new table starts at.
 pub const FIRST_SCHEMA_VERSION: u32 = 1;
 
-/// One table in the catalog: its schema (with its assigned id) and its schema version.
+/// One table in the catalog: its schema (with its assigned id), its schema version and its
+/// secondary indexes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CatalogTable {
     pub(super) schema: TableSchema,
     pub(super) schema_version: u32,
+    /// In creation order; at most [`INDEXES_PER_TABLE_MAX`] of them.
+    ///
+    /// [`INDEXES_PER_TABLE_MAX`]: crate::table::limits::INDEXES_PER_TABLE_MAX
+    pub(super) indexes: Vec<IndexDef>,
 }
 
 impl CatalogTable {
     /// A table as a client knows it (from a Describe response, say); the catalog makes its own.
     pub fn new(schema: TableSchema, schema_version: u32) -> CatalogTable {
-        CatalogTable { schema, schema_version }
+        CatalogTable { schema, schema_version, indexes: Vec::new() }
+    }
+
+    /// The same table with these indexes (as a client decodes them; the catalog checks its own).
+    pub fn with_indexes(mut self, indexes: Vec<IndexDef>) -> CatalogTable {
+        self.indexes = indexes;
+        self
+    }
+
+    /// The table's secondary indexes, in creation order, in every state. Empty for most tables:
+    /// a write checks only this before taking the path without index work.
+    pub fn indexes(&self) -> &[IndexDef] {
+        &self.indexes
+    }
+
+    /// The index called `name`, if the table has one.
+    pub fn index(&self, name: &str) -> Option<&IndexDef> {
+        self.indexes.iter().find(|i| i.name().as_str() == name)
     }
 
     pub fn schema(&self) -> &TableSchema {

@@ -13,6 +13,7 @@
 
 mod codec;
 mod contents;
+mod indexes;
 
 pub use codec::{
     decode as decode_catalog, decode_table_record, encode as encode_catalog, encode_table_record,
@@ -21,6 +22,8 @@ pub use codec::{
 pub use contents::{Catalog, CatalogTable, FIRST_SCHEMA_VERSION, FIRST_TABLE_ID};
 
 use crate::ddl::{OptionChanges, Statement};
+use crate::table::index_def::{IndexId, IndexState};
+use crate::table::limits::{INDEXES_PER_TABLE_MAX, INDEX_FIELDS_MAX};
 use crate::table::{Name, TableError, TableId, TableSchema};
 
 /// Why a statement cannot be applied to the catalog. Each variant has a stable code
@@ -38,6 +41,27 @@ pub enum CatalogError {
     TableExists { table: String, id: u32 },
     #[error("no table id left: every id up to {last} has been used")]
     TableIdsExhausted { last: u32 },
+    #[error(
+        "table {table} already has an index {index} (id {id}, {state}); to ignore this, use \
+         CREATE INDEX IF NOT EXISTS"
+    )]
+    IndexExists { table: String, index: String, id: u32, state: &'static str },
+    #[error("table {table} has no index {index}; its indexes: {known}")]
+    UnknownIndex { table: String, index: String, known: String },
+    #[error(
+        "table {table} already has {INDEXES_PER_TABLE_MAX} indexes, the most a table may have \
+         (INDEXES_PER_TABLE_MAX); drop one first"
+    )]
+    TooManyIndexes { table: String },
+    #[error(
+        "table {table}, index {index}: field {field} is named twice; index fields must differ"
+    )]
+    IndexFieldRepeated { table: String, index: String, field: String },
+    #[error(
+        "table {table}, index {index}: {given} fields given; an index has 1 to \
+         {INDEX_FIELDS_MAX} fields (INDEX_FIELDS_MAX)"
+    )]
+    IndexFieldCount { table: String, index: String, given: usize },
 }
 
 impl CatalogError {
@@ -47,6 +71,11 @@ impl CatalogError {
             CatalogError::Table(e) => e.code(),
             CatalogError::TableExists { .. } => 501,
             CatalogError::TableIdsExhausted { .. } => 502,
+            CatalogError::IndexExists { .. } => 504,
+            CatalogError::UnknownIndex { .. } => 505,
+            CatalogError::TooManyIndexes { .. } => 506,
+            CatalogError::IndexFieldRepeated { .. } => 507,
+            CatalogError::IndexFieldCount { .. } => 508,
         }
     }
 }
@@ -70,6 +99,18 @@ pub enum Outcome {
     Described(CatalogTable),
     /// SHOW TABLES: every table name, sorted.
     Tables(Vec<Name>),
+    /// CREATE INDEX made the index, with this id; the catalog file holds it, in `state`
+    /// (BUILDING from the plan; the engine reports READY once it has indexed every row).
+    IndexCreated { table: TableId, index: IndexId, state: IndexState },
+    /// CREATE INDEX IF NOT EXISTS found an index of that name; nothing changed.
+    IndexAlreadyExists { table: TableId, index: IndexId },
+    /// DROP INDEX: the index is DELETING in the catalog file; the engine removes its entries and
+    /// then forgets it.
+    IndexDropped { table: TableId, index: IndexId },
+    /// DROP INDEX IF EXISTS named no index; nothing changed.
+    NoIndexDropped,
+    /// SHOW INDEXES ON t: the table, whose [`CatalogTable::indexes`] are the answer.
+    Indexes(CatalogTable),
 }
 
 /// What a statement does to the catalog ([`Catalog::plan`]).
@@ -99,6 +140,17 @@ impl Catalog {
             Statement::ShowTables => {
                 Ok(Plan::Unchanged(Outcome::Tables(self.by_name.keys().cloned().collect())))
             }
+            Statement::CreateIndex { table, index, fields, if_not_exists } => {
+                self.plan_create_index(table, index, fields, *if_not_exists)
+            }
+            Statement::DropIndex { table, index, if_exists } => {
+                self.plan_drop_index(table, index, *if_exists)
+            }
+            Statement::ShowIndexes { table } => self
+                .by_name(table)
+                .cloned()
+                .map(|t| Plan::Unchanged(Outcome::Indexes(t)))
+                .ok_or_else(|| unknown(table)),
         }
     }
 
@@ -120,6 +172,7 @@ impl Catalog {
         let table = CatalogTable {
             schema: schema.rebuilt(id, *schema.options())?,
             schema_version: FIRST_SCHEMA_VERSION,
+            indexes: Vec::new(),
         };
         next.insert(table);
         Ok(Plan::Change { next, outcome: Outcome::Created { id } })
@@ -151,6 +204,7 @@ impl Catalog {
         let altered = CatalogTable {
             schema: schema.rebuilt(id, options)?,
             schema_version: current.schema_version,
+            indexes: current.indexes.clone(),
         };
         let mut next = self.clone();
         next.by_id.insert(id, altered);
@@ -158,7 +212,7 @@ impl Catalog {
     }
 }
 
-fn unknown(table: &Name) -> CatalogError {
+pub(super) fn unknown(table: &Name) -> CatalogError {
     CatalogError::Table(TableError::UnknownTable { table: table.to_string() })
 }
 
@@ -172,9 +226,27 @@ mod tests {
         let all = [
             CatalogError::TableExists { table: String::new(), id: 1 },
             CatalogError::TableIdsExhausted { last: 1 },
+            CatalogError::IndexExists {
+                table: String::new(),
+                index: String::new(),
+                id: 1,
+                state: "",
+            },
+            CatalogError::UnknownIndex {
+                table: String::new(),
+                index: String::new(),
+                known: String::new(),
+            },
+            CatalogError::TooManyIndexes { table: String::new() },
+            CatalogError::IndexFieldRepeated {
+                table: String::new(),
+                index: String::new(),
+                field: String::new(),
+            },
+            CatalogError::IndexFieldCount { table: String::new(), index: String::new(), given: 0 },
         ];
         let codes: Vec<u16> = all.iter().map(CatalogError::code).collect();
-        assert_eq!(codes, [501, 502]);
+        assert_eq!(codes, [501, 502, 504, 505, 506, 507, 508]);
         crate::error_codes::assert_documented(&codes);
     }
 

@@ -14,8 +14,8 @@ use super::super::value::{Value, ValueRef};
 use super::corrupt::Corrupt;
 use super::escape::{escape_into, unescape};
 
-const SIGN_32: u32 = 1 << 31;
-const SIGN_64: u64 = 1 << 63;
+pub(super) const SIGN_32: u32 = 1 << 31;
+pub(super) const SIGN_64: u64 = 1 << 63;
 
 /// Appends the encoding of `value` as primary key field `position` of `schema`.
 pub(super) fn encode_key_value<'v>(
@@ -78,7 +78,7 @@ fn sized<'a>(schema: &TableSchema, field: &Field, bytes: &'a [u8]) -> TableResul
     Ok(bytes)
 }
 
-fn enum_index(
+pub(super) fn enum_index(
     schema: &TableSchema,
     field: &Field,
     values: &[String],
@@ -117,7 +117,7 @@ fn table(schema: &TableSchema) -> String {
 /// The sortable bits of a float: negative numbers have every bit inverted (so larger magnitudes
 /// sort lower), others have the sign bit set (so they sort above every negative number). Negative
 /// zero is first made positive zero, because the two are equal values and must be one key.
-fn f32_key(v: f32) -> u32 {
+pub(super) fn f32_key(v: f32) -> u32 {
     let bits = if v == 0.0 { 0 } else { v.to_bits() };
     if bits & SIGN_32 != 0 {
         !bits
@@ -126,7 +126,7 @@ fn f32_key(v: f32) -> u32 {
     }
 }
 
-fn f64_key(v: f64) -> u64 {
+pub(super) fn f64_key(v: f64) -> u64 {
     let bits = if v == 0.0 { 0 } else { v.to_bits() };
     if bits & SIGN_64 != 0 {
         !bits
@@ -143,13 +143,38 @@ pub(super) fn decode_key_value(
     position: usize,
 ) -> Result<(Value, usize), Corrupt> {
     let mask = if schema.primary_key()[position].desc { 0xFF } else { 0x00 };
+    decode_typed(input, pos, schema.key_field(position).ty(), mask, false)
+}
+
+/// Decodes a value of type `ty` at `input[pos]`, every byte through `mask` (0xFF: DESC). With
+/// `index_value`, the index entry's forms are allowed too: BOOLEAN (one byte, 0 or 1) and NaN
+/// (its one canonical encoding, which `key/index.rs` writes for every NaN).
+pub(super) fn decode_typed(
+    input: &[u8],
+    pos: usize,
+    ty: &FieldType,
+    mask: u8,
+    index_value: bool,
+) -> Result<(Value, usize), Corrupt> {
     let r = Reader { input, pos, mask };
-    let value = match schema.key_field(position).ty() {
+    let value = match ty {
         FieldType::Integer => Value::Integer((u32::from_be_bytes(r.fixed()?) ^ SIGN_32) as i32),
         FieldType::Long => Value::Long((u64::from_be_bytes(r.fixed()?) ^ SIGN_64) as i64),
         FieldType::Timestamp => Value::Timestamp((u64::from_be_bytes(r.fixed()?) ^ SIGN_64) as i64),
-        FieldType::Float => Value::Float(f32_from_key(u32::from_be_bytes(r.fixed()?), pos)?),
-        FieldType::Double => Value::Double(f64_from_key(u64::from_be_bytes(r.fixed()?), pos)?),
+        FieldType::Float => {
+            let key = u32::from_be_bytes(r.fixed()?);
+            match index_value && key == f32_key(f32::NAN) {
+                true => Value::Float(f32::NAN),
+                false => Value::Float(f32_from_key(key, pos)?),
+            }
+        }
+        FieldType::Double => {
+            let key = u64::from_be_bytes(r.fixed()?);
+            match index_value && key == f64_key(f64::NAN) {
+                true => Value::Double(f64::NAN),
+                false => Value::Double(f64_from_key(key, pos)?),
+            }
+        }
         FieldType::Enum(values) => Value::Enum(symbol(values, r.fixed()?, pos)?),
         FieldType::String => {
             let (raw, next) = r.bytes()?;
@@ -159,6 +184,11 @@ pub(super) fn decode_key_value(
             let (raw, next) = r.bytes()?;
             return Ok((Value::Binary(raw), next));
         }
+        FieldType::Boolean if index_value => match r.fixed::<1>()? {
+            [0] => Value::Boolean(false),
+            [1] => Value::Boolean(true),
+            _ => return Err(Corrupt { offset: pos, what: "BOOLEAN value is not 0 or 1" }),
+        },
         FieldType::Boolean => unreachable!("the schema builder rejects BOOLEAN key fields"),
     };
     let next = r.fixed_end(&value);
@@ -187,6 +217,7 @@ impl Reader<'_> {
             Value::Integer(_) | Value::Float(_) => 4,
             Value::Long(_) | Value::Double(_) | Value::Timestamp(_) => 8,
             Value::Enum(_) => 2,
+            Value::Boolean(_) => 1,
             other => unreachable!("{} is not a fixed-width key type", other.type_name()),
         };
         self.pos + width
