@@ -58,5 +58,10 @@ async fn serve(shard: &Rc<Shard>, msg: ShardMsg) {
         ShardMsg::ScanPage { body, limit, resume, reply } => {
             let _ = reply.send(scan_page(shard, &body, limit, resume.as_deref()).await);
         }
+        ShardMsg::Resp { command, durability, reply } => {
+            Counters::add(&shard.counters.forwarded_in, 1);
+            let _ =
+                reply.send(crate::resp_commands::run_forwarded(shard, command, durability).await);
+        }
     }
 }
