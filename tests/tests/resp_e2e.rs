@@ -1,0 +1,219 @@
+//! The RESP port end to end: a node started with `--resp 127.0.0.1:0` (two shards), driven over
+//! raw sockets. Every reply is compared byte for byte with what Redis 7 answers (the replies
+//! `resp_redis_cli.rs` also checks against a real redis-server when one is installed).
+//!
+//! Covered: the core commands and their options, errors (unknown command, wrong arity, wrong
+//! value), keys on both shards (inline on the connection's shard, forwarded to the other),
+//! pipelining where forwarded, inline and disk-waiting commands interleave (replies in command
+//! order), multi-key commands across shards, inline (telnet) commands, QUIT, and the durable
+//! setting (`--resp-durability sync`).
+
+mod resp_common;
+
+use resp_common::*;
+
+/// Keys enough that both shards own some (256 partitions over two shards).
+fn keys(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("key:{i}")).collect()
+}
+
+/// Commands in order on one connection, each with Redis's reply.
+const CORE_CASES: &[(&str, &str)] = &[
+    ("PING", "+PONG\r\n"),
+    ("PING hello", "$5\r\nhello\r\n"),
+    ("ECHO hi", "$2\r\nhi\r\n"),
+    ("SELECT 0", "+OK\r\n"),
+    ("SELECT 1", "-ERR DB index is out of range\r\n"),
+    ("GET nothing", "$-1\r\n"),
+    ("SET k1 v1", "+OK\r\n"),
+    ("GET k1", "$2\r\nv1\r\n"),
+    ("SET k1 v2 NX", "$-1\r\n"),
+    ("SET k1 v2 XX GET", "$2\r\nv1\r\n"),
+    ("SET k2 v XX", "$-1\r\n"),
+    ("SET k1 v3 EX 0", "-ERR invalid expire time in 'set' command\r\n"),
+    ("SET k1 v3 EX 100 PX 5", "-ERR syntax error\r\n"),
+    ("TTL k1", ":-1\r\n"),
+    ("SET k1 v3 EX 100", "+OK\r\n"),
+    ("SET k1 v4 KEEPTTL", "+OK\r\n"),
+    ("PERSIST k1", ":1\r\n"),
+    ("PERSIST k1", ":0\r\n"),
+    ("TTL missing", ":-2\r\n"),
+    ("EXPIRE k1 -1", ":1\r\n"),
+    ("EXISTS k1", ":0\r\n"),
+    ("INCR n", ":1\r\n"),
+    ("INCRBY n 41", ":42\r\n"),
+    ("DECR n", ":41\r\n"),
+    ("DECRBY n 40", ":1\r\n"),
+    ("INCRBYFLOAT n 1.5", "$3\r\n2.5\r\n"),
+    ("INCR n", "-ERR value is not an integer or out of range\r\n"),
+    ("INCRBY n x", "-ERR value is not an integer or out of range\r\n"),
+    ("SET s hello", "+OK\r\n"),
+    ("APPEND s _world", ":11\r\n"),
+    ("STRLEN s", ":11\r\n"),
+    ("GETRANGE s 0 4", "$5\r\nhello\r\n"),
+    ("GETRANGE s -5 -1", "$5\r\nworld\r\n"),
+    ("SETRANGE s 6 there", ":11\r\n"),
+    ("GET s", "$11\r\nhello_there\r\n"),
+    ("TYPE s", "+string\r\n"),
+    ("TYPE nothing", "+none\r\n"),
+    ("GETSET s new", "$11\r\nhello_there\r\n"),
+    ("GETDEL s", "$3\r\nnew\r\n"),
+    ("GETDEL s", "$-1\r\n"),
+    ("SETNX s a", ":1\r\n"),
+    ("SETNX s b", ":0\r\n"),
+    ("SETEX e 100 v", "+OK\r\n"),
+    ("PSETEX e 0 v", "-ERR invalid expire time in 'psetex' command\r\n"),
+    ("GETEX e PERSIST", "$1\r\nv\r\n"),
+    ("TTL e", ":-1\r\n"),
+    ("DEL s e nothing", ":2\r\n"),
+    ("UNLINK n", ":1\r\n"),
+    ("GET", "-ERR wrong number of arguments for 'get' command\r\n"),
+    ("SET k", "-ERR wrong number of arguments for 'set' command\r\n"),
+    ("MSET a", "-ERR wrong number of arguments for 'mset' command\r\n"),
+    ("NOSUCH a b", "-ERR unknown command 'NOSUCH', with args beginning with: 'a' 'b' \r\n"),
+    ("CLIENT GETNAME", "$-1\r\n"),
+    ("CLIENT SETNAME app", "+OK\r\n"),
+    ("CLIENT GETNAME", "$3\r\napp\r\n"),
+    ("CLIENT NOPE", "-ERR unknown subcommand 'NOPE'. Try CLIENT HELP.\r\n"),
+    ("HELLO 3", "-NOPROTO unsupported protocol version\r\n"),
+    ("CONFIG GET save", "*2\r\n$4\r\nsave\r\n$0\r\n\r\n"),
+    ("CONFIG GET nomatch*", "*0\r\n"),
+];
+
+#[test]
+fn core_commands_answer_as_redis() {
+    let (_dir, node) = node(&[]);
+    let mut c = Client::connect(resp_addr(&node));
+    for (command, expected) in CORE_CASES {
+        assert_eq!(c.call(command), *expected, "{command}");
+    }
+    let id = c.call("CLIENT ID");
+    assert!(id.starts_with(':') && id.len() > 3, "{id}");
+    let hello = c.call("HELLO 2");
+    assert!(hello.starts_with("*14\r\n$6\r\nserver\r\n$5\r\nredis\r\n"), "{hello}");
+    assert!(c.call("TIME").starts_with("*2\r\n$10\r\n"));
+    let count = c.call("COMMAND COUNT");
+    assert!(count.starts_with(':') && count != ":0\r\n", "{count}");
+    assert_eq!(c.call("QUIT"), "+OK\r\n");
+    assert!(c.closed(), "QUIT closes the connection");
+}
+
+#[test]
+fn expiry_is_kept_in_milliseconds() {
+    let (_dir, node) = node(&[]);
+    let mut c = Client::connect(resp_addr(&node));
+    assert_eq!(c.call("SET t v PX 100000"), "+OK\r\n");
+    let pttl: i64 = c.call("PTTL t").trim_start_matches(':').trim().parse().expect("an integer");
+    assert!((99_000..=100_000).contains(&pttl), "{pttl}");
+    assert_eq!(c.call("TTL t"), ":100\r\n");
+    assert_eq!(c.call("INCR t"), "-ERR value is not an integer or out of range\r\n");
+    assert_eq!(c.call("APPEND t w"), ":2\r\n");
+    let kept: i64 = c.call("PTTL t").trim_start_matches(':').trim().parse().expect("an integer");
+    assert!(kept <= pttl && kept > 90_000, "APPEND keeps the expiry: {kept}");
+    assert_eq!(c.call("PEXPIREAT t 1"), ":1\r\n");
+    assert_eq!(c.call("GET t"), "$-1\r\n", "an expiry in the past removes the key");
+}
+
+#[test]
+fn keys_on_every_shard_and_multi_key_commands() {
+    let (_dir, node) = node(&[]);
+    let mut c = Client::connect(resp_addr(&node));
+    let keys = keys(40);
+    let mut mset = vec!["MSET".to_string()];
+    for k in &keys {
+        mset.push(k.clone());
+        mset.push(format!("value-of-{k}"));
+    }
+    assert_eq!(c.call(&mset.join(" ")), "+OK\r\n");
+    let mut mget = format!("*{}\r\n", keys.len() + 1);
+    for k in &keys {
+        mget += &format!("${}\r\nvalue-of-{k}\r\n", k.len() + 9);
+    }
+    mget += "$-1\r\n";
+    assert_eq!(c.call(&format!("MGET {} missing", keys.join(" "))), mget);
+    assert_eq!(c.call(&format!("EXISTS {} missing {}", keys.join(" "), keys[0])), ":41\r\n");
+    assert_eq!(c.call("DBSIZE"), ":40\r\n");
+    let info = c.call("INFO keyspace");
+    assert!(info.contains("db0:keys=40,"), "{info}");
+    assert_eq!(c.call("MSETNX fresh 1 key:0 2"), ":0\r\n");
+    assert_eq!(c.call("EXISTS fresh"), ":0\r\n");
+    assert_eq!(c.call("MSETNX fresh 1 fresh2 2"), ":1\r\n");
+    assert_eq!(c.call(&format!("DEL {} fresh fresh2", keys.join(" "))), ":42\r\n");
+    assert_eq!(c.call("DBSIZE"), ":0\r\n");
+    let stats = c.call("INFO stats");
+    assert!(stats.contains("total_commands_processed:"), "{stats}");
+}
+
+#[test]
+fn a_deep_pipeline_is_answered_in_command_order() {
+    let (_dir, node) = node(&[]);
+    let mut c = Client::connect(resp_addr(&node));
+    let keys = keys(200);
+    let mut batch = Vec::new();
+    let mut expected = Vec::new();
+    for (i, k) in keys.iter().enumerate() {
+        let v = format!("v{i}");
+        for cmd in
+            [format!("SET {k} {v}"), format!("GET {k}"), format!("INCR c:{}", i % 7), "PING".into()]
+        {
+            let words: Vec<&str> = cmd.split(' ').collect();
+            batch.extend_from_slice(format!("*{}\r\n", words.len()).as_bytes());
+            for w in words {
+                batch.extend_from_slice(format!("${}\r\n{w}\r\n", w.len()).as_bytes());
+            }
+        }
+        expected.push("+OK\r\n".to_string());
+        expected.push(format!("${}\r\n{v}\r\n", v.len()));
+        expected.push(format!(":{}\r\n", i / 7 + 1));
+        expected.push("+PONG\r\n".to_string());
+    }
+    c.send(&batch);
+    for (i, e) in expected.iter().enumerate() {
+        assert_eq!(&c.reply(), e, "reply {i}");
+    }
+}
+
+#[test]
+fn inline_commands_work_as_in_redis() {
+    let (_dir, node) = node(&[]);
+    let mut c = Client::connect(resp_addr(&node));
+    c.send(b"SET greeting \"hello world\"\r\nGET greeting\nPING\r\n\r\nEXISTS greeting nope\r\n");
+    assert_eq!(c.reply(), "+OK\r\n");
+    assert_eq!(c.reply(), "$11\r\nhello world\r\n");
+    assert_eq!(c.reply(), "+PONG\r\n");
+    assert_eq!(c.reply(), ":1\r\n");
+}
+
+#[test]
+fn durable_writes_reply_after_their_sync() {
+    let (_dir, node) = node(&["--resp-durability", "sync"]);
+    let mut c = Client::connect(resp_addr(&node));
+    let mut batch = Vec::new();
+    for i in 0..50 {
+        batch.extend_from_slice(format!("SET d{i} {i}\r\nGET d{i}\r\n").as_bytes());
+    }
+    c.send(&batch);
+    for i in 0..50 {
+        assert_eq!(c.reply(), "+OK\r\n", "SET d{i}");
+        assert_eq!(c.reply(), format!("${}\r\n{i}\r\n", i.to_string().len()), "GET d{i}");
+    }
+    assert_eq!(c.call("DBSIZE"), ":50\r\n");
+}
+
+#[test]
+fn values_up_to_the_limit_round_trip_and_larger_are_refused() {
+    let (_dir, node) = node(&[]);
+    let mut c = Client::connect(resp_addr(&node));
+    let big = vec![b'x'; 1000 * 1024];
+    c.command(&[b"SET", b"big", &big]);
+    assert_eq!(c.reply(), "+OK\r\n");
+    c.command(&[b"GET", b"big"]);
+    let got = c.reply_bytes();
+    assert_eq!(&got[..10], b"$1024000\r\n");
+    assert_eq!(got.len(), 10 + big.len() + 2);
+    let long_key = vec![b'k'; 2000];
+    c.command(&[b"SET", &long_key, b"v"]);
+    let refused = c.reply();
+    assert!(refused.starts_with("-ERR ") && refused.contains("1024"), "{refused}");
+    assert_eq!(c.call("PING"), "+PONG\r\n");
+}
