@@ -11,6 +11,7 @@ use ringstore_net::ErrorReply;
 use crate::counters::Counters;
 use crate::dispatch::{error_frame, handle_frame};
 use crate::mesh::ShardMsg;
+use crate::resp_commands;
 use crate::shard::Shard;
 use crate::table_ops::scan_page;
 
@@ -60,8 +61,19 @@ async fn serve(shard: &Rc<Shard>, msg: ShardMsg) {
         }
         ShardMsg::Resp { command, durability, reply } => {
             Counters::add(&shard.counters.forwarded_in, 1);
-            let _ =
-                reply.send(crate::resp_commands::run_forwarded(shard, command, durability).await);
+            // Forwarded commands count against this shard's in-flight budget too.
+            let answer = match shard.admit_request() {
+                Ok(slot) => {
+                    let answer = resp_commands::run_forwarded(shard, command, durability).await;
+                    drop(slot);
+                    answer
+                }
+                Err(e) => {
+                    Counters::add(&shard.counters.busy, 1);
+                    resp_commands::error_reply(&format!("BUSY {e}"))
+                }
+            };
+            let _ = reply.send(answer);
         }
     }
 }

@@ -215,7 +215,8 @@ pub async fn run_forwarded(shard: &Rc<Shard>, command: Vec<u8>, durability: Dura
     here(shard, &words, durability).await
 }
 
-fn error_reply(message: &str) -> Vec<u8> {
+/// An error reply, `-message\r\n`.
+pub fn error_reply(message: &str) -> Vec<u8> {
     let mut out = Vec::new();
     reply::error(&mut out, message);
     out

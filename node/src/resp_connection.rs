@@ -29,7 +29,7 @@ use glommio::net::TcpStream;
 use ringstore_net::resp::{parse_command, reply, Args, Parsed};
 
 use crate::connection::{read_timeout, wait_for_input, wait_for_output, write_loop, Wake};
-use crate::connection::{READ_CHUNK_BYTES, SMALL_RESPONSE_BYTES};
+use crate::connection::{READ_CHUNK_BYTES, SHUTDOWN_DRAIN_TIMEOUT, SMALL_RESPONSE_BYTES};
 use crate::counters::Counters;
 use crate::inflight::InflightSlot;
 use crate::output::Output;
@@ -75,12 +75,20 @@ pub async fn serve(shard: Rc<Shard>, settings: Rc<RespSettings>, mut stream: Tcp
     });
     let writer_task = glommio::spawn_local(write_loop(shard.clone(), out.clone(), writer));
     read_loop(&shard, &conn, reader).await;
-    out.all_finished().await;
-    out.done.set(true);
-    out.ready.notify(usize::MAX);
-    if !out.killed.get() {
-        writer_task.await;
-    }
+    let finish = async {
+        out.all_finished().await;
+        out.done.set(true);
+        out.ready.notify(usize::MAX);
+        if !out.killed.get() {
+            writer_task.await;
+        }
+    };
+    // At shutdown a client that does not read its last replies cannot hold the node up.
+    let deadline = async {
+        shard.shutdown.requested().await;
+        glommio::timer::sleep(SHUTDOWN_DRAIN_TIMEOUT).await;
+    };
+    futures_lite::future::or(finish, deadline).await;
 }
 
 /// The read buffer: bytes received and not yet acted on, grown past [`READ_CHUNK_BYTES`] only
@@ -96,7 +104,6 @@ async fn read_loop(shard: &Rc<Shard>, conn: &Rc<Conn>, mut reader: ReadHalf<TcpS
     let mut input = Input { buf: vec![0; READ_CHUNK_BYTES], filled: 0, charged: 0 };
     let mut args = Args::default();
     let mut started: Option<Instant> = None;
-    let cap = shard.limits.output_buffer_bytes;
     let out = &conn.out;
     loop {
         let (consumed, deferred) =
@@ -110,9 +117,9 @@ async fn read_loop(shard: &Rc<Shard>, conn: &Rc<Conn>, mut reader: ReadHalf<TcpS
         if conn.closing.get() {
             break;
         }
-        if deferred || out.committed() >= cap {
+        if let Some(why) = deferred.or_else(|| full(shard, conn)) {
             Counters::add(&shard.counters.deferred, 1);
-            if !wait_for_room(shard, conn).await {
+            if !wait_for_room(shard, conn, why).await {
                 break;
             }
             continue;
@@ -139,16 +146,37 @@ async fn read_loop(shard: &Rc<Shard>, conn: &Rc<Conn>, mut reader: ReadHalf<TcpS
     shard.budget.give(input.charged);
 }
 
-/// Waits until the connection may read again: its order and output have room. False when it
-/// must close.
-async fn wait_for_room(shard: &Shard, conn: &Conn) -> bool {
-    let out = &conn.out;
-    if out.committed() >= shard.limits.output_buffer_bytes {
-        return wait_for_output(shard, out, shard.limits.output_buffer_bytes).await;
+/// Whether the connection must stop running commands for now, and what it waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Full {
+    /// Room for one more reply in the output.
+    Output,
+    /// A task to finish: the replies waiting behind tasks are at `max_inflight_per_connection`,
+    /// or hold half the output cap.
+    Order,
+}
+
+/// What, if anything, keeps the connection from running its next command.
+fn full(shard: &Shard, conn: &Conn) -> Option<Full> {
+    let cap = shard.limits.output_buffer_bytes;
+    if conn.order.len() >= shard.limits.inflight_per_connection
+        || conn.order.queued_bytes.get() > cap / 2
+    {
+        return Some(Full::Order);
     }
-    // The order is full: wait for a task to finish.
+    (conn.out.committed() + SMALL_RESPONSE_BYTES > cap).then_some(Full::Output)
+}
+
+/// Waits until the connection may run commands again. False when it must close (the client
+/// takes no replies for the read timeout, shutdown, or the connection was killed).
+async fn wait_for_room(shard: &Shard, conn: &Conn, why: Full) -> bool {
+    let out = &conn.out;
+    if why == Full::Output {
+        let below = shard.limits.output_buffer_bytes - SMALL_RESPONSE_BYTES + 1;
+        return wait_for_output(shard, out, below).await;
+    }
     let listener = out.finished.listen();
-    if conn.order.len() < shard.limits.inflight_per_connection || out.killed.get() {
+    if full(shard, conn) != Some(Full::Order) || out.killed.get() {
         return !out.killed.get();
     }
     futures_lite::future::or(
@@ -209,23 +237,19 @@ fn deliver(conn: &Conn, reply: Vec<u8>) {
     }
 }
 
-/// Acts on every complete command at the start of `buf`; the bytes consumed, and whether a
-/// command was put off for room (it stays in the buffer).
+/// Acts on every complete command at the start of `buf`; the bytes consumed, and why the next
+/// command was put off, if it was (it stays in the buffer).
 fn act_on_commands(
     shard: &Rc<Shard>,
     conn: &Rc<Conn>,
     buf: &[u8],
     args: &mut Args,
-) -> (usize, bool) {
+) -> (usize, Option<Full>) {
     let mut pos = 0;
     let mut now: Option<u64> = None;
-    let limits = shard.limits.clone();
     while pos < buf.len() && !conn.closing.get() && !conn.out.killed.get() {
-        if conn.order.len() >= limits.inflight_per_connection
-            || conn.out.committed() + conn.order.queued_bytes.get() + SMALL_RESPONSE_BYTES
-                > limits.output_buffer_bytes
-        {
-            return (pos, true);
+        if let Some(why) = full(shard, conn) {
+            return (pos, Some(why));
         }
         match parse_command(&buf[pos..], &conn.settings.parse, args) {
             Parsed::Incomplete => break,
@@ -246,7 +270,7 @@ fn act_on_commands(
             }
         }
     }
-    (pos, false)
+    (pos, None)
 }
 
 /// Runs one parsed command: inline when it can complete now, else in a task.

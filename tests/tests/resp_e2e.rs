@@ -217,3 +217,31 @@ fn values_up_to_the_limit_round_trip_and_larger_are_refused() {
     assert!(refused.starts_with("-ERR ") && refused.contains("1024"), "{refused}");
     assert_eq!(c.call("PING"), "+PONG\r\n");
 }
+
+#[test]
+fn replies_past_the_output_cap_wait_for_the_client_and_all_arrive() {
+    let cap = "2097184"; // one 2 MiB frame and its header: the smallest cap the node takes
+    let (_dir, node) = node(&["--max-frame-bytes", "2097152", "--max-output-buffer-bytes", cap]);
+    let mut c = Client::connect(resp_addr(&node));
+    // Eight replies of this value (262,141 bytes each) end 56 bytes below the cap: short of the
+    // room a reply is given (4 KiB), not at the cap, the state where the node must wait too.
+    let value = vec![b'v'; 262_130];
+    c.command(&[b"SET", b"large", &value]);
+    assert_eq!(c.reply(), "+OK\r\n");
+    // 40 GETs are five times the cap: the node must stop reading and go on as the
+    // client takes replies. The writer runs on its own thread, since the node stops reading.
+    let mut batch = Vec::new();
+    for _ in 0..40 {
+        batch.extend_from_slice(b"*2\r\n$3\r\nGET\r\n$5\r\nlarge\r\n");
+    }
+    batch.extend_from_slice(b"*1\r\n$4\r\nPING\r\n");
+    let mut writer = c.stream.try_clone().expect("clone the socket");
+    let sender = std::thread::spawn(move || std::io::Write::write_all(&mut writer, &batch));
+    for i in 0..40 {
+        let got = c.reply_bytes();
+        assert_eq!(got.len(), 9 + value.len() + 2, "reply {i}");
+        assert!(got.starts_with(b"$262130\r\nvvv"), "reply {i}");
+    }
+    assert_eq!(c.reply(), "+PONG\r\n");
+    sender.join().expect("writer thread").expect("the batch was written");
+}
