@@ -11,9 +11,9 @@ use ringstore_net::ErrorReply;
 use crate::counters::Counters;
 use crate::dispatch::{error_frame, handle_frame};
 use crate::mesh::ShardMsg;
-use crate::resp_commands;
 use crate::shard::Shard;
 use crate::table_ops::scan_page;
+use crate::{resp_commands, resp_forwarded};
 
 /// Serves the messages one peer sends here (`rx`, the receiving end of its channel) until it
 /// closes the channel. Each message runs in its own task, so a slow one does not hold up the
@@ -64,7 +64,7 @@ async fn serve(shard: &Rc<Shard>, msg: ShardMsg) {
             // Forwarded commands count against this shard's in-flight budget too.
             let answer = match shard.admit_request() {
                 Ok(slot) => {
-                    let answer = resp_commands::run_forwarded(shard, command, durability).await;
+                    let answer = resp_forwarded::run(shard, command, durability).await;
                     drop(slot);
                     answer
                 }

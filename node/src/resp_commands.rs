@@ -94,6 +94,11 @@ pub const COMMANDS: &[Spec] = &[
     spec("CONFIG", -2, Kind::Connection),
     spec("TIME", 1, Kind::Connection),
     spec("DBSIZE", 1, Kind::Node),
+    spec("SCAN", -2, Kind::Node),
+    spec("KEYS", 2, Kind::Node),
+    spec("RANDOMKEY", 1, Kind::Node),
+    spec("FLUSHDB", -1, Kind::Node),
+    spec("FLUSHALL", -1, Kind::Node),
     spec("INFO", -1, Kind::Node),
 ];
 
@@ -185,34 +190,13 @@ pub async fn keyed(shard: &Rc<Shard>, words: &[&[u8]], durability: Durability) -
 }
 
 /// Runs a one-key command on this shard (its owner).
-async fn here(shard: &Shard, words: &[&[u8]], durability: Durability) -> Vec<u8> {
+pub async fn here(shard: &Shard, words: &[&[u8]], durability: Durability) -> Vec<u8> {
     let name = String::from_utf8_lossy(words[0]).to_ascii_uppercase();
     let now = shard.tables.store().now_ms();
     match KeyCmd::parse(&name, &words[2..], now) {
         Ok(cmd) => resp_exec::run_waiting(shard, words[1], &cmd, durability).await,
         Err(e) => error_reply(&e),
     }
-}
-
-/// Serves a command another shard sent here (`peer.rs`): a one-key command this shard owns,
-/// or this shard's part of a node-wide one (DBSIZE).
-pub async fn run_forwarded(shard: &Rc<Shard>, command: Vec<u8>, durability: Durability) -> Vec<u8> {
-    let Some(owned) = Owned::parse(command) else {
-        return error_reply("ERR a forwarded RESP command did not parse");
-    };
-    let words = owned.words();
-    if words[0].eq_ignore_ascii_case(b"DBSIZE") {
-        let mut out = Vec::new();
-        match local_keys(shard).await {
-            Ok(n) => reply::integer(&mut out, n as i64),
-            Err(e) => reply::error(&mut out, &e),
-        }
-        return out;
-    }
-    if words.len() < 2 {
-        return error_reply("ERR a forwarded RESP command has no key");
-    }
-    here(shard, &words, durability).await
 }
 
 /// An error reply, `-message\r\n`.

@@ -72,6 +72,8 @@ pub async fn serve(shard: Rc<Shard>, settings: Rc<RespSettings>, mut stream: Tcp
         peer,
         local,
         closing: Cell::new(false),
+        cursors: RefCell::default(),
+        last_cursor: Cell::new(0),
     });
     let writer_task = glommio::spawn_local(write_loop(shard.clone(), out.clone(), writer));
     read_loop(&shard, &conn, reader).await;

@@ -14,6 +14,7 @@ use ringstore_storage::Durability;
 use crate::forward::ask;
 use crate::mesh::ShardMsg;
 use crate::resp_commands::{self, COMMANDS};
+use crate::resp_scan;
 use crate::resp_session::Conn;
 use crate::shard::Shard;
 
@@ -189,24 +190,14 @@ fn config(shard: &Shard, conn: &Conn, args: &Args, raw: &[u8], out: &mut Vec<u8>
     let values = config_values(shard, conn);
     let hits: Vec<&(&str, String)> = values
         .iter()
-        .filter(|(name, _)| (2..args.len()).any(|i| glob(args.get(raw, i), name.as_bytes())))
+        .filter(|(name, _)| {
+            (2..args.len()).any(|i| resp_scan::glob(args.get(raw, i), name.as_bytes(), true))
+        })
         .collect();
     reply::array(out, hits.len() * 2);
     for (name, value) in hits {
         reply::bulk(out, name.as_bytes());
         reply::bulk(out, value.as_bytes());
-    }
-}
-
-/// Redis's glob match, case-insensitive as CONFIG GET uses it: `*`, `?` and literal bytes.
-pub fn glob(pattern: &[u8], text: &[u8]) -> bool {
-    match pattern.split_first() {
-        None => text.is_empty(),
-        Some((b'*', rest)) => (0..=text.len()).any(|i| glob(rest, &text[i..])),
-        Some((b'?', rest)) => !text.is_empty() && glob(rest, &text[1..]),
-        Some((c, rest)) => {
-            text.first().is_some_and(|t| t.eq_ignore_ascii_case(c)) && glob(rest, &text[1..])
-        }
     }
 }
 
@@ -256,8 +247,26 @@ fn command_info(spec: &resp_commands::Spec, out: &mut Vec<u8>) {
     reply::integer(out, step);
 }
 
-/// Runs DBSIZE or INFO.
+/// Runs a command about every key or the node: DBSIZE, INFO, SCAN, KEYS, RANDOMKEY, FLUSHDB,
+/// FLUSHALL.
 pub async fn node_command(shard: &Rc<Shard>, conn: &Conn, words: &[&[u8]]) -> Vec<u8> {
+    let name = String::from_utf8_lossy(words[0]).to_ascii_uppercase();
+    match name.as_str() {
+        "SCAN" => return resp_scan::scan(shard, conn, words).await,
+        "KEYS" => return resp_scan::keys(shard, words[1], shard.limits.output_buffer_bytes).await,
+        "RANDOMKEY" => {
+            let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+            return resp_scan::random_key(shard, conn.id ^ u64::from(nanos.subsec_nanos())).await;
+        }
+        "FLUSHDB" | "FLUSHALL" => {
+            let mode = words.get(1).map(|w| w.to_ascii_uppercase());
+            return match (words.len(), mode.as_deref()) {
+                (1, _) | (2, Some(b"SYNC" | b"ASYNC")) => resp_scan::flush(shard).await,
+                _ => resp_commands::error_reply("ERR syntax error"),
+            };
+        }
+        _ => {}
+    }
     let mut out = Vec::new();
     if words[0].eq_ignore_ascii_case(b"DBSIZE") {
         match resp_commands::dbsize(shard).await {
@@ -356,18 +365,4 @@ async fn info(shard: &Rc<Shard>, conn: &Conn, sections: &[&[u8]]) -> Result<Stri
         }
     }
     Ok(text)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn config_patterns_glob_as_redis() {
-        assert!(glob(b"*", b"save"));
-        assert!(glob(b"APPEND*", b"appendonly"));
-        assert!(glob(b"s?ve", b"save"));
-        assert!(!glob(b"save", b"saves"));
-        assert!(!glob(b"max*x", b"maxmemory"));
-    }
 }

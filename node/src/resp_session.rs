@@ -35,6 +35,39 @@ pub struct Conn {
     pub local: String,
     /// QUIT, or a protocol error: stop reading, close once the replies are out.
     pub closing: Cell<bool>,
+    /// Open SCAN cursors, oldest first (`resp_scan.rs`).
+    pub cursors: RefCell<VecDeque<Cursor>>,
+    /// The last cursor number handed out.
+    pub last_cursor: Cell<u64>,
+}
+
+/// Where a SCAN goes on: the shard it reads, and the stored key after which it resumes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor {
+    pub id: u64,
+    pub shard: usize,
+    pub resume: Option<Vec<u8>>,
+}
+
+impl Conn {
+    /// The cursor `id` (forgotten once used: each SCAN call hands out a new one).
+    pub fn take_cursor(&self, id: u64) -> Option<Cursor> {
+        let mut cursors = self.cursors.borrow_mut();
+        let at = cursors.iter().position(|c| c.id == id)?;
+        cursors.remove(at)
+    }
+
+    /// A new cursor for `shard` and `resume`; the oldest is forgotten past `max`.
+    pub fn open_cursor(&self, shard: usize, resume: Option<Vec<u8>>, max: usize) -> u64 {
+        let id = self.last_cursor.get() + 1;
+        self.last_cursor.set(id);
+        let mut cursors = self.cursors.borrow_mut();
+        if cursors.len() >= max {
+            cursors.pop_front();
+        }
+        cursors.push_back(Cursor { id, shard, resume });
+        id
+    }
 }
 
 /// Replies that wait for an earlier command's task, in command order.

@@ -245,3 +245,76 @@ fn replies_past_the_output_cap_wait_for_the_client_and_all_arrive() {
     assert_eq!(c.reply(), "+PONG\r\n");
     sender.join().expect("writer thread").expect("the batch was written");
 }
+
+/// Every key SCAN returns with `MATCH pattern COUNT count`, following cursors to 0.
+fn scan_all(c: &mut Client, pattern: &str, count: usize) -> std::collections::BTreeSet<String> {
+    let mut found = std::collections::BTreeSet::new();
+    let mut cursor = "0".to_string();
+    for _ in 0..10_000 {
+        c.command(&[
+            b"SCAN",
+            cursor.as_bytes(),
+            b"MATCH",
+            pattern.as_bytes(),
+            b"COUNT",
+            count.to_string().as_bytes(),
+        ]);
+        let reply = c.reply();
+        let mut lines = reply.split("\r\n");
+        assert_eq!(lines.next(), Some("*2"), "{reply}");
+        lines.next(); // $len of the cursor
+        cursor = lines.next().expect("a cursor").to_string();
+        let n: usize = lines.next().expect("keys").trim_start_matches('*').parse().expect("count");
+        assert!(n <= count, "{n} keys for COUNT {count}");
+        for _ in 0..n {
+            lines.next();
+            found.insert(lines.next().expect("a key").to_string());
+        }
+        if cursor == "0" {
+            return found;
+        }
+    }
+    panic!("SCAN did not end");
+}
+
+#[test]
+fn scan_keys_randomkey_and_flush_cover_every_shard() {
+    let (_dir, node) = node(&[]);
+    let mut c = Client::connect(resp_addr(&node));
+    let keys = keys(300);
+    for chunk in keys.chunks(100) {
+        let mut mset = vec!["MSET".to_string()];
+        for k in chunk {
+            mset.extend([k.clone(), "v".into()]);
+        }
+        assert_eq!(c.call(&mset.join(" ")), "+OK\r\n");
+    }
+    assert_eq!(c.call("SET other x"), "+OK\r\n");
+    let expected: std::collections::BTreeSet<String> = keys.iter().cloned().collect();
+    assert_eq!(scan_all(&mut c, "key:*", 50), expected);
+    assert_eq!(scan_all(&mut c, "*", 1000).len(), 301);
+    assert_eq!(c.call("SCAN 987654"), "-ERR invalid cursor\r\n");
+    assert_eq!(c.call("SCAN 0 COUNT 0"), "-ERR syntax error\r\n");
+    let ones = c.call("KEYS key:1?");
+    let mut got: Vec<&str> =
+        ones.split("\r\n").skip(2).step_by(2).filter(|k| !k.is_empty()).collect();
+    got.sort_unstable();
+    let want: Vec<String> = (10..20).map(|i| format!("key:{i}")).collect();
+    assert_eq!(got, want, "{ones}");
+    let random = c.call("RANDOMKEY");
+    let key = random.split("\r\n").nth(1).expect("a key");
+    assert!(expected.contains(key) || key == "other", "{random}");
+    // FLUSHALL from several connections: the node spreads them over its shards, and only
+    // shard 0 orders DDL, so some are passed on to it.
+    for _ in 0..4 {
+        let mut other = Client::connect(resp_addr(&node));
+        assert_eq!(other.call("FLUSHALL"), "+OK\r\n");
+    }
+    assert_eq!(c.call("DBSIZE"), ":0\r\n");
+    assert_eq!(c.call("GET key:1"), "$-1\r\n");
+    assert_eq!(c.call("RANDOMKEY"), "$-1\r\n");
+    assert_eq!(c.call("SET key:1 again"), "+OK\r\n");
+    assert_eq!(c.call("FLUSHDB ASYNC"), "+OK\r\n");
+    assert_eq!(c.call("FLUSHDB NOW"), "-ERR syntax error\r\n");
+    assert_eq!(c.call("KEYS *"), "*0\r\n");
+}

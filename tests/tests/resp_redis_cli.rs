@@ -149,6 +149,31 @@ fn redis_cli_prints_what_it_prints_for_redis() {
             assert_eq!(redis_cli(redis.addr, args), *want, "redis-cli {args:?} against Redis");
         }
     }
+    // --scan (SCAN with a cursor) and KEYS, compared as sets.
+    let mut c = Client::connect(addr);
+    let mut redis_client = redis.as_ref().map(|r| Client::connect(r.addr));
+    for i in 0..120 {
+        let set = format!("SET scan:{i} {i}");
+        assert_eq!(c.call(&set), "+OK\r\n");
+        if let Some(r) = redis_client.as_mut() {
+            assert_eq!(r.call(&set), "+OK\r\n");
+        }
+    }
+    let sorted = |text: String| {
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        lines.sort_unstable();
+        lines
+    };
+    let want: Vec<String> = sorted((0..120).map(|i| format!("scan:{i}\n")).collect());
+    let scanned = sorted(redis_cli(addr, &["--scan", "--pattern", "scan:*"]));
+    assert_eq!(scanned, want, "redis-cli --scan against the node");
+    let ones = sorted(redis_cli(addr, &["KEYS", "scan:1?"]));
+    assert_eq!(ones.len(), 10, "{ones:?}");
+    if let Some(redis) = &redis {
+        let theirs = sorted(redis_cli(redis.addr, &["--scan", "--pattern", "scan:*"]));
+        assert_eq!(theirs, want, "redis-cli --scan against Redis");
+        assert_eq!(sorted(redis_cli(redis.addr, &["KEYS", "scan:1?"])), ones);
+    }
     // A pipe of inline commands, as `redis-cli` sends a file of them.
     let piped = Command::new("sh")
         .arg("-c")
