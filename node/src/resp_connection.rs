@@ -72,6 +72,7 @@ pub async fn serve(shard: Rc<Shard>, settings: Rc<RespSettings>, mut stream: Tcp
         peer,
         local,
         closing: Cell::new(false),
+        resp3: Cell::new(false),
         cursors: RefCell::default(),
         last_cursor: Cell::new(0),
     });
@@ -232,6 +233,7 @@ fn make_room(shard: &Shard, conn: &Conn, input: &mut Input) -> bool {
 
 /// A reply that is ready now: to the output, or behind the running tasks.
 fn deliver(conn: &Conn, reply: Vec<u8>) {
+    let reply = in_protocol(conn, reply);
     if conn.order.idle() {
         conn.out.push(&reply);
     } else {
@@ -328,7 +330,6 @@ fn key_now(shard: &Rc<Shard>, conn: &Rc<Conn>, name: &str, raw: &[u8], args: &Ar
         let mut pending = out.pending.borrow_mut();
         let before = pending.len();
         let ran = resp_exec::run_now(shard, key, &cmd, durability, now, &mut pending);
-        let added = pending.len() - before;
         match ran {
             Some(Some(_)) => {
                 // Waits for durability: the reply goes behind it instead.
@@ -337,6 +338,11 @@ fn key_now(shard: &Rc<Shard>, conn: &Rc<Conn>, name: &str, raw: &[u8], args: &Ar
                 Some((ran, Some(reply)))
             }
             _ => {
+                if conn.resp3.get() {
+                    let two = pending.split_off(before);
+                    reply::to_resp3(&two, &mut pending);
+                }
+                let added = pending.len() - before;
                 drop(pending);
                 out.add_unsent(added);
                 Some((ran, None))
@@ -381,8 +387,19 @@ fn take_slot(shard: &Shard, conn: &Conn) -> Option<(u64, InflightSlot)> {
     }
 }
 
+/// A reply (RESP2, as every command writes it) in the connection's protocol.
+fn in_protocol(conn: &Conn, reply: Vec<u8>) -> Vec<u8> {
+    if !conn.resp3.get() {
+        return reply;
+    }
+    let mut three = Vec::with_capacity(reply.len());
+    reply::to_resp3(&reply, &mut three);
+    three
+}
+
 /// A task's reply, in its place in the order; its slot given back.
 fn finish(conn: &Conn, seq: u64, reply: Vec<u8>, slot: InflightSlot) {
+    let reply = in_protocol(conn, reply);
     conn.order.fill(seq, reply, &conn.out);
     drop(slot);
     conn.out.inflight.set(conn.out.inflight.get() - 1);

@@ -67,7 +67,8 @@ fn hello(shard: &Shard, conn: &Conn, args: &Args, raw: &[u8], out: &mut Vec<u8>)
     let mut i = 1;
     if args.len() > 1 {
         match parse_i64(args.get(raw, 1)) {
-            Some(2) => {}
+            Some(2) => conn.resp3.set(false),
+            Some(3) => conn.resp3.set(true),
             Some(_) => return reply::error(out, "NOPROTO unsupported protocol version"),
             None => {
                 return reply::error(out, "ERR Protocol version is not an integer or out of range")
@@ -95,13 +96,14 @@ fn hello(shard: &Shard, conn: &Conn, args: &Args, raw: &[u8], out: &mut Vec<u8>)
         }
     }
     let _ = shard;
-    reply::array(out, 14);
+    let three = conn.resp3.get();
+    map(out, 7, three);
     for (k, v) in [("server", "redis"), ("version", REDIS_VERSION)] {
         reply::bulk(out, k.as_bytes());
         reply::bulk(out, v.as_bytes());
     }
     reply::bulk(out, b"proto");
-    reply::integer(out, 2);
+    reply::integer(out, if three { 3 } else { 2 });
     reply::bulk(out, b"id");
     reply::integer(out, conn.id as i64);
     for (k, v) in [("mode", "standalone"), ("role", "master")] {
@@ -110,6 +112,18 @@ fn hello(shard: &Shard, conn: &Conn, args: &Args, raw: &[u8], out: &mut Vec<u8>)
     }
     reply::bulk(out, b"modules");
     reply::array(out, 0);
+}
+
+/// The header of a map of `pairs` entries: a RESP3 map, or in RESP2 a flat array of keys and
+/// values.
+fn map(out: &mut Vec<u8>, pairs: usize, resp3: bool) {
+    if resp3 {
+        out.push(b'%');
+        out.extend_from_slice(pairs.to_string().as_bytes());
+        out.extend_from_slice(b"\r\n");
+    } else {
+        reply::array(out, pairs * 2);
+    }
 }
 
 fn client(conn: &Conn, args: &Args, raw: &[u8], out: &mut Vec<u8>) {
@@ -194,7 +208,7 @@ fn config(shard: &Shard, conn: &Conn, args: &Args, raw: &[u8], out: &mut Vec<u8>
             (2..args.len()).any(|i| resp_scan::glob(args.get(raw, i), name.as_bytes(), true))
         })
         .collect();
-    reply::array(out, hits.len() * 2);
+    map(out, hits.len(), conn.resp3.get());
     for (name, value) in hits {
         reply::bulk(out, name.as_bytes());
         reply::bulk(out, value.as_bytes());

@@ -35,6 +35,9 @@ pub struct Conn {
     pub local: String,
     /// QUIT, or a protocol error: stop reading, close once the replies are out.
     pub closing: Cell<bool>,
+    /// The client asked for RESP3 (`HELLO 3`): replies are converted as they are delivered
+    /// (`reply::to_resp3`).
+    pub resp3: Cell<bool>,
     /// Open SCAN cursors, oldest first (`resp_scan.rs`).
     pub cursors: RefCell<VecDeque<Cursor>>,
     /// The last cursor number handed out.

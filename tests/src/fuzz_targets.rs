@@ -99,9 +99,15 @@ pub fn checkpoint(data: &[u8]) {
 /// Bytes a RESP client sends: every command parsed from the front in turn, under small and
 /// default limits, until one is incomplete or malformed. A command that parses takes at least
 /// one byte and stays within the limits; encoded again as a multibulk command it parses back to
-/// the same arguments.
+/// the same arguments. The same bytes taken as replies convert to RESP3 without a panic, and
+/// bytes holding no null convert to themselves.
 pub fn resp_command(data: &[u8]) {
     use ringstore_net::resp::{parse_command, reply, Args, ParseLimits, Parsed};
+    let mut three = Vec::new();
+    reply::to_resp3(data, &mut three);
+    if !data.windows(2).any(|w| w == b"-1") {
+        assert_eq!(three, data, "a reply without a null is unchanged");
+    }
     let small = ParseLimits { bulk_bytes_max: 64, args_max: 8, command_bytes_max: 256 };
     for limits in [small, ParseLimits::default()] {
         let mut args = Args::default();

@@ -75,7 +75,7 @@ const CORE_CASES: &[(&str, &str)] = &[
     ("CLIENT SETNAME app", "+OK\r\n"),
     ("CLIENT GETNAME", "$3\r\napp\r\n"),
     ("CLIENT NOPE", "-ERR unknown subcommand 'NOPE'. Try CLIENT HELP.\r\n"),
-    ("HELLO 3", "-NOPROTO unsupported protocol version\r\n"),
+    ("HELLO 4", "-NOPROTO unsupported protocol version\r\n"),
     ("CONFIG GET save", "*2\r\n$4\r\nsave\r\n$0\r\n\r\n"),
     ("CONFIG GET nomatch*", "*0\r\n"),
 ];
@@ -317,4 +317,27 @@ fn scan_keys_randomkey_and_flush_cover_every_shard() {
     assert_eq!(c.call("FLUSHDB ASYNC"), "+OK\r\n");
     assert_eq!(c.call("FLUSHDB NOW"), "-ERR syntax error\r\n");
     assert_eq!(c.call("KEYS *"), "*0\r\n");
+}
+
+#[test]
+fn hello_3_switches_the_connection_to_resp3() {
+    let (_dir, node) = node(&[]);
+    let mut c = Client::connect(resp_addr(&node));
+    let hello = c.call("HELLO 3");
+    assert!(hello.starts_with("%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n"), "{hello}");
+    assert!(hello.contains("$5\r\nproto\r\n:3\r\n"), "{hello}");
+    assert_eq!(c.call("GET missing"), "_\r\n");
+    assert_eq!(c.call("SET a 1"), "+OK\r\n");
+    assert_eq!(c.call("SET a 1 NX"), "_\r\n");
+    // Keys on both shards: forwarded replies are converted too.
+    let keys = keys(20);
+    let mget = c.call(&format!("MGET a missing {}", keys.join(" ")));
+    assert_eq!(mget, format!("*22\r\n$1\r\n1\r\n{}", "_\r\n".repeat(21)));
+    assert_eq!(c.call("CONFIG GET save"), "%1\r\n$4\r\nsave\r\n$0\r\n\r\n");
+    assert_eq!(c.call("CLIENT GETNAME"), "_\r\n");
+    c.command(&[b"SET", b"tricky", b"$-1\r\n"]);
+    assert_eq!(c.reply(), "+OK\r\n");
+    assert_eq!(c.call("GET tricky"), "$5\r\n$-1\r\n\r\n", "a value is never rewritten");
+    assert!(c.call("HELLO 2").starts_with("*14\r\n"));
+    assert_eq!(c.call("GET missing"), "$-1\r\n");
 }

@@ -91,6 +91,23 @@ const SCRIPT: &[&str] = &[
     "DBSIZE",
 ];
 
+/// The same after `HELLO 3`: replies in RESP3.
+const SCRIPT_RESP3: &[&str] = &[
+    "GET missing",
+    "SET a 1",
+    "SET a 2 NX",
+    "SET a 3 XX GET",
+    "MGET a missing",
+    "GETDEL missing",
+    "TTL a",
+    "INCRBYFLOAT f 1.5",
+    "CLIENT GETNAME",
+    "CONFIG GET save",
+    "TYPE a",
+    "EXISTS a missing",
+    "FOO",
+];
+
 fn call(addr: SocketAddr, commands: &[&str]) -> Vec<String> {
     let mut c = Client::connect(addr);
     commands.iter().map(|cmd| c.call(cmd)).collect()
@@ -107,6 +124,25 @@ fn replies_are_redis_byte_for_byte() {
     let ours = call(resp_addr(&node), SCRIPT);
     for ((cmd, t), o) in SCRIPT.iter().zip(&theirs).zip(&ours) {
         assert_eq!(o, t, "{cmd}: the node's reply (left) differs from Redis's (right)");
+    }
+}
+
+#[test]
+fn resp3_replies_are_redis_byte_for_byte() {
+    let Some(redis) = Redis::start() else {
+        assert!(std::env::var_os("CI").is_none(), "CI installs redis-server (.ci/run)");
+        return;
+    };
+    let (_dir, node) = node(&[]);
+    let in_resp3 = |addr| {
+        let mut c = Client::connect(addr);
+        assert!(c.call("HELLO 3").starts_with("%7\r\n"));
+        SCRIPT_RESP3.iter().map(|cmd| c.call(cmd)).collect::<Vec<String>>()
+    };
+    let theirs = in_resp3(redis.addr);
+    let ours = in_resp3(resp_addr(&node));
+    for ((cmd, t), o) in SCRIPT_RESP3.iter().zip(&theirs).zip(&ours) {
+        assert_eq!(o, t, "{cmd} in RESP3: the node's reply (left) differs from Redis's (right)");
     }
 }
 

@@ -1,5 +1,6 @@
-//! RESP2 replies, appended to an output buffer (RESP3 is not spoken; `HELLO 3` is refused as
-//! Redis refuses an unsupported version).
+//! RESP2 replies, appended to an output buffer, and their RESP3 form for a connection that
+//! asked for it with `HELLO 3` ([`to_resp3`]: the replies the port gives differ only in their
+//! nulls; HELLO and CONFIG GET write their RESP3 maps themselves).
 
 /// `+text\r\n`. `text` must hold no CR or LF.
 pub fn simple(out: &mut Vec<u8>, text: &str) {
@@ -62,6 +63,59 @@ pub fn command<'a>(out: &mut Vec<u8>, args: impl ExactSizeIterator<Item = &'a [u
     }
 }
 
+/// The RESP3 null, `_\r\n`.
+pub const RESP3_NULL: &[u8] = b"_\r\n";
+
+/// Appends `reply` (whole RESP2 replies) to `out` in RESP3: every null bulk string and null
+/// array becomes the RESP3 null; everything else is the same bytes. A reply that does not parse
+/// is appended unchanged.
+pub fn to_resp3(reply: &[u8], out: &mut Vec<u8>) {
+    let start = out.len();
+    let mut pos = 0;
+    while pos < reply.len() {
+        match convert(&reply[pos..], out) {
+            Some(n) => pos += n,
+            None => {
+                out.truncate(start);
+                out.extend_from_slice(reply);
+                return;
+            }
+        }
+    }
+}
+
+/// Converts the one reply at the start of `r` into `out`; the bytes it took.
+fn convert(r: &[u8], out: &mut Vec<u8>) -> Option<usize> {
+    let line = memchr::memmem::find(r, b"\r\n")?;
+    let after = line + 2;
+    match r.first()? {
+        b'+' | b'-' | b':' => {
+            out.extend_from_slice(&r[..after]);
+            Some(after)
+        }
+        b'$' | b'*' if &r[1..line] == b"-1" => {
+            out.extend_from_slice(RESP3_NULL);
+            Some(after)
+        }
+        b'$' => {
+            let n: usize = std::str::from_utf8(&r[1..line]).ok()?.parse().ok()?;
+            let end = after.checked_add(n)?.checked_add(2)?;
+            out.extend_from_slice(r.get(..end)?);
+            Some(end)
+        }
+        b'*' => {
+            let n: usize = std::str::from_utf8(&r[1..line]).ok()?.parse().ok()?;
+            out.extend_from_slice(&r[..after]);
+            let mut pos = after;
+            for _ in 0..n {
+                pos += convert(r.get(pos..)?, out)?;
+            }
+            Some(pos)
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,6 +137,23 @@ mod tests {
             b"+PONG\r\n+OK\r\n-ERR bad  thing\r\n:-42\r\n$4\r\na\r\nb\r\n$0\r\n\r\n$-1\r\n\
               *-1\r\n*2\r\n"
         );
+    }
+
+    #[test]
+    fn resp3_differs_in_its_nulls_only() {
+        let mut two = Vec::new();
+        null(&mut two);
+        array(&mut two, 3);
+        bulk(&mut two, b"$-1\r\n");
+        null(&mut two);
+        null_array(&mut two);
+        integer(&mut two, 5);
+        let mut three = Vec::new();
+        to_resp3(&two, &mut three);
+        assert_eq!(three, b"_\r\n*3\r\n$5\r\n$-1\r\n\r\n_\r\n_\r\n:5\r\n");
+        let mut broken = Vec::new();
+        to_resp3(b"*2\r\n$-1\r\n", &mut broken);
+        assert_eq!(broken, b"*2\r\n$-1\r\n", "a reply cut short is left alone");
     }
 
     #[test]

@@ -101,14 +101,16 @@ impl Client {
     }
 }
 
-/// The length of the whole reply at the start of `buf`, None if it is not all there.
+/// The length of the whole reply (RESP2 or RESP3) at the start of `buf`, None if it is not all
+/// there.
 pub fn reply_len(buf: &[u8]) -> Option<usize> {
     let line_end = buf.windows(2).position(|w| w == b"\r\n")?;
     let head = &buf[1..line_end];
     let after = line_end + 2;
     match buf.first()? {
-        b'+' | b'-' | b':' => Some(after),
-        b'$' => {
+        // RESP3 too: null, double, boolean, big number; verbatim strings as bulk strings.
+        b'+' | b'-' | b':' | b'_' | b',' | b'#' | b'(' => Some(after),
+        b'$' | b'=' => {
             let n: i64 = std::str::from_utf8(head).ok()?.parse().ok()?;
             if n < 0 {
                 return Some(after);
@@ -116,8 +118,9 @@ pub fn reply_len(buf: &[u8]) -> Option<usize> {
             let end = after + n as usize + 2;
             (buf.len() >= end).then_some(end)
         }
-        b'*' => {
+        b'*' | b'~' | b'%' => {
             let n: i64 = std::str::from_utf8(head).ok()?.parse().ok()?;
+            let n = if buf[0] == b'%' { n * 2 } else { n };
             let mut pos = after;
             for _ in 0..n.max(0) {
                 pos += reply_len(&buf[pos..])?;
