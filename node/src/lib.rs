@@ -46,6 +46,7 @@ pub mod resp_commands;
 pub mod resp_connection;
 pub mod resp_exec;
 pub mod resp_forwarded;
+pub mod resp_key_order;
 pub mod resp_keyed;
 pub mod resp_scan;
 pub mod resp_server;

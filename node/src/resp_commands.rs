@@ -10,12 +10,13 @@ use futures::channel::oneshot;
 use ringstore_net::resp::reply;
 use ringstore_net::resp::{parse_command, Args, ParseLimits, Parsed};
 use ringstore_storage::table::RangeRequest;
-use ringstore_storage::Durability;
+use ringstore_storage::{Durability, DurableWait};
 
 use crate::counters::Counters;
 use crate::forward::ask;
 use crate::mesh::{reply as mesh_reply, ShardMsg};
-use crate::resp_exec;
+use crate::resp_exec::{self, Started};
+use crate::resp_key_order::Ticket;
 use crate::resp_keyed::KeyCmd;
 use crate::resp_table;
 use crate::shard::Shard;
@@ -165,38 +166,90 @@ impl Owned {
     }
 }
 
-/// Runs a one-key command (words: name, key, arguments) on the key's owner, forwarding it if
-/// another shard owns the key; the reply.
-pub async fn keyed(shard: &Rc<Shard>, words: &[&[u8]], durability: Durability) -> Vec<u8> {
+/// A one-key command sent on its way ([`dispatch`]) and not yet answered.
+#[derive(Debug)]
+pub enum Dispatched {
+    /// Answered.
+    Ready(Vec<u8>),
+    /// Run here; the reply waits for the write's durability.
+    Durable(DurableWait, Vec<u8>),
+    /// To run here after a disk read or an earlier command on its key.
+    Queued(Ticket),
+    /// Sent to the key's owner.
+    Remote(usize, oneshot::Receiver<Vec<u8>>),
+}
+
+/// Sends a one-key command (words: name, key, arguments) on its way, without waiting: run here
+/// if it can run now, queued behind its key here, or forwarded to the key's owner. Callers
+/// dispatch the commands of a connection in their order, so each key's owner sees them in that
+/// order ([`resolve`] then waits for the replies).
+pub fn dispatch(shard: &Rc<Shard>, words: &[&[u8]], durability: Durability) -> Dispatched {
     let owner = match resp_table::owner_of(shard, words[1]) {
         Ok(owner) => owner,
-        Err(e) => return error_reply(&e),
+        Err(e) => return Dispatched::Ready(error_reply(&e)),
     };
     if owner == shard.id {
-        return here(shard, words, durability).await;
+        return dispatch_here(shard, words, durability);
     }
     let mut command = Vec::new();
     reply::command(&mut command, words.iter().copied());
     let (tx, rx) = oneshot::channel();
     let msg = ShardMsg::Resp { command, durability, reply: tx };
     if let Err(e) = shard.peers.try_send(owner, msg) {
-        return error_reply(&format!("BUSY {e}"));
+        return Dispatched::Ready(error_reply(&format!("BUSY {e}")));
     }
     Counters::add(&shard.counters.forwarded_out, 1);
-    match mesh_reply(rx, owner).await {
-        Ok(reply) => reply,
-        Err(e) => error_reply(&format!("ERR {e}")),
+    Dispatched::Remote(owner, rx)
+}
+
+/// [`dispatch`] of a command whose key this shard owns.
+pub fn dispatch_here(shard: &Shard, words: &[&[u8]], durability: Durability) -> Dispatched {
+    let name = String::from_utf8_lossy(words[0]).to_ascii_uppercase();
+    let now = shard.tables.store().now_ms();
+    let cmd = match KeyCmd::parse(&name, &words[2..], now) {
+        Ok(cmd) => cmd,
+        Err(e) => return Dispatched::Ready(error_reply(&e)),
+    };
+    let mut out = Vec::new();
+    match resp_exec::start(shard, words[1], &cmd, durability, now, &mut out) {
+        Started::Done(None) => Dispatched::Ready(out),
+        Started::Done(Some(wait)) => Dispatched::Durable(wait, out),
+        Started::Queued(ticket) => Dispatched::Queued(ticket),
     }
 }
 
-/// Runs a one-key command on this shard (its owner).
-pub async fn here(shard: &Shard, words: &[&[u8]], durability: Durability) -> Vec<u8> {
-    let name = String::from_utf8_lossy(words[0]).to_ascii_uppercase();
-    let now = shard.tables.store().now_ms();
-    match KeyCmd::parse(&name, &words[2..], now) {
-        Ok(cmd) => resp_exec::run_waiting(shard, words[1], &cmd, durability).await,
-        Err(e) => error_reply(&e),
+/// The reply of a dispatched command (`words` as dispatched).
+pub async fn resolve(
+    shard: &Shard,
+    dispatched: Dispatched,
+    words: &[&[u8]],
+    durability: Durability,
+) -> Vec<u8> {
+    match dispatched {
+        Dispatched::Ready(reply) => reply,
+        Dispatched::Durable(wait, reply) => match shard.tables.store().wait(wait).await {
+            Ok(()) => reply,
+            Err(e) => error_reply(&format!("ERR {e}")),
+        },
+        Dispatched::Queued(ticket) => {
+            let name = String::from_utf8_lossy(words[0]).to_ascii_uppercase();
+            let now = shard.tables.store().now_ms();
+            match KeyCmd::parse(&name, &words[2..], now) {
+                Ok(cmd) => resp_exec::run_queued(shard, ticket, words[1], &cmd, durability).await,
+                Err(e) => error_reply(&e),
+            }
+        }
+        Dispatched::Remote(owner, rx) => match mesh_reply(rx, owner).await {
+            Ok(reply) => reply,
+            Err(e) => error_reply(&format!("ERR {e}")),
+        },
     }
+}
+
+/// Runs a one-key command on its key's owner: [`dispatch`], then [`resolve`].
+pub async fn keyed(shard: &Rc<Shard>, words: &[&[u8]], durability: Durability) -> Vec<u8> {
+    let dispatched = dispatch(shard, words, durability);
+    resolve(shard, dispatched, words, durability).await
 }
 
 /// An error reply, `-message\r\n`.
@@ -212,15 +265,31 @@ fn integer_of(reply: Vec<u8>) -> Result<i64, Vec<u8>> {
     n.and_then(ringstore_net::resp::parse::parse_i64).ok_or(reply)
 }
 
+/// Runs one-key commands: all dispatched first, in order and without waiting (so a later
+/// command of the connection cannot overtake them), then their replies, in order.
+async fn each<const N: usize>(
+    shard: &Rc<Shard>,
+    parts: &[[&[u8]; N]],
+    durability: Durability,
+) -> Vec<Vec<u8>> {
+    let dispatched: Vec<Dispatched> =
+        parts.iter().map(|p| dispatch(shard, p, durability)).collect();
+    let mut replies = Vec::with_capacity(parts.len());
+    for (d, p) in dispatched.into_iter().zip(parts) {
+        replies.push(resolve(shard, d, p, durability).await);
+    }
+    replies
+}
+
 /// Runs a command on several keys: each key's part on its owner, replies combined.
 pub async fn keys(shard: &Rc<Shard>, words: &[&[u8]], durability: Durability) -> Vec<u8> {
     let name = String::from_utf8_lossy(words[0]).to_ascii_uppercase();
     match name.as_str() {
         "MGET" => {
+            let parts: Vec<[&[u8]; 2]> = words[1..].iter().map(|k| [&b"GET"[..], k]).collect();
             let mut out = Vec::new();
             reply::array(&mut out, words.len() - 1);
-            for key in &words[1..] {
-                let got = keyed(shard, &[b"GET", key], durability).await;
+            for got in each(shard, &parts, durability).await {
                 // A failed read answers nil for that key, as Redis answers nil for a non-string.
                 if got.starts_with(b"-") {
                     reply::null(&mut out);
@@ -231,21 +300,19 @@ pub async fn keys(shard: &Rc<Shard>, words: &[&[u8]], durability: Durability) ->
             out
         }
         "MSET" => {
-            for pair in words[1..].chunks(2) {
-                let got = keyed(shard, &[b"SET", pair[0], pair[1]], durability).await;
-                if got.starts_with(b"-") {
-                    return got;
-                }
-            }
-            b"+OK\r\n".to_vec()
+            let parts: Vec<[&[u8]; 3]> =
+                words[1..].chunks(2).map(|p| [&b"SET"[..], p[0], p[1]]).collect();
+            let replies = each(shard, &parts, durability).await;
+            replies.into_iter().find(|r| r.starts_with(b"-")).unwrap_or_else(|| b"+OK\r\n".to_vec())
         }
         "MSETNX" => msetnx(shard, words, durability).await,
         _ => {
             // DEL, UNLINK, EXISTS: the count of keys that existed (each counted once per mention).
             let one: &[u8] = if name == "EXISTS" { b"EXISTS" } else { b"DEL" };
+            let parts: Vec<[&[u8]; 2]> = words[1..].iter().map(|k| [one, k]).collect();
             let mut total = 0;
-            for key in &words[1..] {
-                match integer_of(keyed(shard, &[one, key], durability).await) {
+            for got in each(shard, &parts, durability).await {
+                match integer_of(got) {
                     Ok(n) => total += n,
                     Err(reply) => return reply,
                 }
@@ -260,20 +327,18 @@ pub async fn keys(shard: &Rc<Shard>, words: &[&[u8]], durability: Durability) ->
 /// MSETNX: sets every pair if none of the keys exists. Not atomic across keys (see
 /// docs/RESP.md): the check and the writes are separate steps, each write still `SET NX`.
 async fn msetnx(shard: &Rc<Shard>, words: &[&[u8]], durability: Durability) -> Vec<u8> {
-    for pair in words[1..].chunks(2) {
-        match integer_of(keyed(shard, &[b"EXISTS", pair[0]], durability).await) {
+    let checks: Vec<[&[u8]; 2]> = words[1..].chunks(2).map(|p| [&b"EXISTS"[..], p[0]]).collect();
+    for got in each(shard, &checks, durability).await {
+        match integer_of(got) {
             Ok(0) => {}
             Ok(_) => return b":0\r\n".to_vec(),
             Err(reply) => return reply,
         }
     }
-    for pair in words[1..].chunks(2) {
-        let got = keyed(shard, &[b"SET", pair[0], pair[1], b"NX"], durability).await;
-        if got.starts_with(b"-") {
-            return got;
-        }
-    }
-    b":1\r\n".to_vec()
+    let sets: Vec<[&[u8]; 4]> =
+        words[1..].chunks(2).map(|p| [&b"SET"[..], p[0], p[1], b"NX"]).collect();
+    let replies = each(shard, &sets, durability).await;
+    replies.into_iter().find(|r| r.starts_with(b"-")).unwrap_or_else(|| b":1\r\n".to_vec())
 }
 
 /// Rows of the key/value table on this shard (DBSIZE's part): one scan of the table, page by

@@ -34,7 +34,8 @@ use crate::counters::Counters;
 use crate::inflight::InflightSlot;
 use crate::output::Output;
 use crate::resp_commands::{self as commands, Kind, Owned};
-use crate::resp_exec;
+use crate::resp_exec::{self, Started};
+use crate::resp_key_order::Ticket;
 use crate::resp_keyed::KeyCmd;
 use crate::resp_server;
 use crate::resp_session::{Conn, Order, RespSettings, NEXT_CLIENT_ID};
@@ -319,56 +320,80 @@ fn key_now(shard: &Rc<Shard>, conn: &Rc<Conn>, name: &str, raw: &[u8], args: &Ar
         Ok(_) => return spawn(shard, conn, Kind::Key, raw),
         Err(e) => return error(shard, conn, &e),
     }
-    let words: Vec<&[u8]> = (2..args.len()).map(|i| args.get(raw, i)).collect();
-    let cmd = match KeyCmd::parse(name, &words, now) {
+    // The arguments after the key, on the stack for the common short commands.
+    let mut stack: [&[u8]; WORDS_ON_STACK] = [&[]; WORDS_ON_STACK];
+    let heap: Vec<&[u8]>;
+    let words: &[&[u8]] = if args.len() - 2 <= WORDS_ON_STACK {
+        for i in 2..args.len() {
+            stack[i - 2] = args.get(raw, i);
+        }
+        &stack[..args.len() - 2]
+    } else {
+        heap = (2..args.len()).map(|i| args.get(raw, i)).collect();
+        &heap
+    };
+    let cmd = match KeyCmd::parse(name, words, now) {
         Ok(cmd) => cmd,
         Err(e) => return error(shard, conn, &e),
     };
     let durability = conn.settings.durability;
-    let out = &conn.out;
-    let ran = {
-        let mut pending = out.pending.borrow_mut();
+    let started = {
+        let mut pending = conn.out.pending.borrow_mut();
         let before = pending.len();
-        let ran = resp_exec::run_now(shard, key, &cmd, durability, now, &mut pending);
-        match ran {
-            Some(Some(_)) => {
-                // Waits for durability: the reply goes behind it instead.
-                let reply = pending.split_off(before);
-                drop(pending);
-                Some((ran, Some(reply)))
+        let started = resp_exec::start(shard, key, &cmd, durability, now, &mut pending);
+        if let Started::Done(Some(_)) = started {
+            // Waits for durability: the reply goes behind it instead.
+            let reply = pending.split_off(before);
+            drop(pending);
+            (started, reply)
+        } else {
+            if conn.resp3.get() {
+                let two = pending.split_off(before);
+                reply::to_resp3(&two, &mut pending);
             }
-            _ => {
-                if conn.resp3.get() {
-                    let two = pending.split_off(before);
-                    reply::to_resp3(&two, &mut pending);
-                }
-                let added = pending.len() - before;
-                drop(pending);
-                out.add_unsent(added);
-                Some((ran, None))
-            }
+            let added = pending.len() - before;
+            drop(pending);
+            conn.out.add_unsent(added);
+            (started, Vec::new())
         }
     };
-    match ran {
-        Some((Some(Some(wait)), Some(reply))) => {
+    match started {
+        (Started::Done(None), _) => {}
+        (Started::Done(Some(wait)), reply) => {
             let Some((seq, slot)) = take_slot(shard, conn) else { return };
             let (shard, conn) = (shard.clone(), conn.clone());
             glommio::spawn_local(async move {
                 let reply = match shard.tables.store().wait(wait).await {
                     Ok(()) => reply,
-                    Err(e) => {
-                        let mut r = Vec::new();
-                        reply::error(&mut r, &format!("ERR {e}"));
-                        r
-                    }
+                    Err(e) => commands::error_reply(&format!("ERR {e}")),
                 };
                 finish(&conn, seq, reply, slot);
             })
             .detach();
         }
-        Some((None, _)) => spawn(shard, conn, Kind::Key, raw),
-        _ => {}
+        (Started::Queued(ticket), _) => queued(shard, conn, ticket, raw),
     }
+}
+
+/// Arguments of a one-key command the inline path keeps on the stack (more: a Vec).
+const WORDS_ON_STACK: usize = 8;
+
+/// A one-key command that waits for its key's turn or a disk read (`resp_key_order.rs`): a
+/// task with the ticket it took (given back if the task cannot start).
+fn queued(shard: &Rc<Shard>, conn: &Rc<Conn>, ticket: Ticket, raw: &[u8]) {
+    let Some((seq, slot)) = take_slot(shard, conn) else { return };
+    let Some(owned) = Owned::parse(raw.to_vec()) else {
+        unreachable!("the command parsed a moment ago");
+    };
+    let (shard, conn) = (shard.clone(), conn.clone());
+    glommio::spawn_local(async move {
+        let words = owned.words();
+        let durability = conn.settings.durability;
+        let dispatched = commands::Dispatched::Queued(ticket);
+        let reply = commands::resolve(&shard, dispatched, &words, durability).await;
+        finish(&conn, seq, reply, slot);
+    })
+    .detach();
 }
 
 /// Takes an in-flight slot of the shard and a place in the connection's order; answers

@@ -13,6 +13,7 @@ use ringstore_net::resp::reply;
 use ringstore_storage::table::Condition;
 use ringstore_storage::Durability;
 
+use crate::resp_key_order::{self, Ticket};
 use crate::resp_keyed::KeyCmd;
 use crate::resp_table::{self, Appended, Current, Effect};
 use crate::shard::Shard;
@@ -80,8 +81,51 @@ pub fn run_now(
     }
 }
 
-/// Runs `cmd` on `key` with waiting (a disk read, durability): the reply.
-pub async fn run_waiting(
+/// What [`start`] did with a command.
+#[derive(Debug)]
+pub enum Started {
+    /// Run; its reply is in `out`, with what the write waits for, if anything.
+    Done(Appended),
+    /// It must wait for a disk read or for an earlier command on its key: nothing was done
+    /// or appended; finish it with [`run_queued`].
+    Queued(Ticket),
+}
+
+/// Runs `cmd` on `key` now if it can run now and no earlier command on the key is waiting
+/// (`resp_key_order.rs`); otherwise takes the key's next ticket.
+pub fn start(
+    shard: &Shard,
+    key: &[u8],
+    cmd: &KeyCmd<'_>,
+    durability: Durability,
+    now: u64,
+    out: &mut Vec<u8>,
+) -> Started {
+    if !resp_key_order::is_waiting(key) {
+        if let Some(appended) = run_now(shard, key, cmd, durability, now, out) {
+            return Started::Done(appended);
+        }
+    }
+    Started::Queued(resp_key_order::take(key))
+}
+
+/// Finishes a queued command: waits for its key's turn, then runs it with waiting. The reply.
+pub async fn run_queued(
+    shard: &Shard,
+    ticket: Ticket,
+    key: &[u8],
+    cmd: &KeyCmd<'_>,
+    durability: Durability,
+) -> Vec<u8> {
+    ticket.turn().await;
+    let reply = run_waiting(shard, key, cmd, durability).await;
+    drop(ticket);
+    reply
+}
+
+/// Runs `cmd` on `key` with waiting (a disk read, durability): the reply. The caller holds the
+/// key's turn ([`run_queued`]).
+async fn run_waiting(
     shard: &Shard,
     key: &[u8],
     cmd: &KeyCmd<'_>,

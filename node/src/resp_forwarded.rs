@@ -37,5 +37,6 @@ pub async fn run(shard: &Rc<Shard>, command: Vec<u8>, durability: Durability) ->
     if words.len() < 2 {
         return resp_commands::error_reply("ERR a forwarded RESP command has no key");
     }
-    resp_commands::here(shard, &words, durability).await
+    let dispatched = resp_commands::dispatch_here(shard, &words, durability);
+    resp_commands::resolve(shard, dispatched, &words, durability).await
 }

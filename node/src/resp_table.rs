@@ -78,9 +78,12 @@ pub fn encode_key(
 
 /// The shard that owns `key`.
 pub fn owner_of(shard: &Shard, key: &[u8]) -> Result<usize, String> {
+    thread_local! {
+        /// The encoded key, reused (one shard per thread).
+        static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
     let t = table(shard)?;
-    let mut buf = Vec::with_capacity(key.len() + 8);
-    encode_key(shard, &t, key, &mut buf)
+    BUF.with_borrow_mut(|buf| encode_key(shard, &t, key, buf))
 }
 
 /// Decodes a stored row of the table: its value and expiry; None if it holds none live.

@@ -341,3 +341,43 @@ fn hello_3_switches_the_connection_to_resp3() {
     assert!(c.call("HELLO 2").starts_with("*14\r\n"));
     assert_eq!(c.call("GET missing"), "$-1\r\n");
 }
+
+#[test]
+fn commands_on_cold_keys_keep_their_order() {
+    // No record cache and a restart: every row is on disk, so each first command on a key
+    // waits for a disk read while the commands behind it are already read.
+    let flags = ["--resp", "127.0.0.1:0", "--cache-capacity-bytes", "0"];
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("data");
+    let node = ringstore_tests::Node::start(&data, &flags);
+    let mut c = Client::connect(resp_addr(&node));
+    let n = 100;
+    let mut load = Vec::new();
+    for i in 0..n {
+        load.extend_from_slice(format!("SET s:{i} v\r\nSET n:{i} 5\r\nSET d:{i} x\r\n").as_bytes());
+    }
+    c.send(&load);
+    for _ in 0..3 * n {
+        assert_eq!(c.reply(), "+OK\r\n");
+    }
+    assert!(node.terminate().success());
+    let node = ringstore_tests::Node::start(&data, &flags);
+    let mut c = Client::connect(resp_addr(&node));
+    let mut batch = Vec::new();
+    let mut expected = Vec::new();
+    for i in 0..n {
+        batch.extend_from_slice(
+            format!(
+                "APPEND s:{i} w\r\nGET s:{i}\r\nINCR n:{i}\r\nINCR n:{i}\r\nGET n:{i}\r\n\
+                 DEL d:{i} s:{i}\r\nEXISTS d:{i}\r\nGET s:{i}\r\n"
+            )
+            .as_bytes(),
+        );
+        expected.extend([":2\r\n", "$2\r\nvw\r\n", ":6\r\n", ":7\r\n", "$1\r\n7\r\n", ":2\r\n"]);
+        expected.extend([":0\r\n", "$-1\r\n"]);
+    }
+    c.send(&batch);
+    for (i, e) in expected.iter().enumerate() {
+        assert_eq!(c.reply(), *e, "reply {i} (key {})", i / 8);
+    }
+}
