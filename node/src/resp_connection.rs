@@ -33,7 +33,7 @@ use crate::connection::{READ_CHUNK_BYTES, SHUTDOWN_DRAIN_TIMEOUT, SMALL_RESPONSE
 use crate::counters::Counters;
 use crate::inflight::InflightSlot;
 use crate::output::Output;
-use crate::resp_commands::{self as commands, Kind, Owned};
+use crate::resp_commands::{self as commands, Dispatched, Kind, Owned};
 use crate::resp_exec::{self, Started};
 use crate::resp_key_order::Ticket;
 use crate::resp_keyed::KeyCmd;
@@ -74,6 +74,7 @@ pub async fn serve(shard: Rc<Shard>, settings: Rc<RespSettings>, mut stream: Tcp
         local,
         closing: Cell::new(false),
         resp3: Cell::new(false),
+        barrier: Cell::new(false),
         cursors: RefCell::default(),
         last_cursor: Cell::new(0),
     });
@@ -156,14 +157,19 @@ enum Full {
     /// Room for one more reply in the output.
     Output,
     /// A task to finish: the replies waiting behind tasks are at `max_inflight_per_connection`,
-    /// or hold half the output cap.
+    /// or hold half the output cap, or a command over several keys or the node runs (nothing
+    /// after it starts before it is done).
     Order,
+    /// Every task to finish: the next command is one over several keys or the node, which
+    /// starts only when nothing before it runs.
+    Idle,
 }
 
 /// What, if anything, keeps the connection from running its next command.
 fn full(shard: &Shard, conn: &Conn) -> Option<Full> {
     let cap = shard.limits.output_buffer_bytes;
-    if conn.order.len() >= shard.limits.inflight_per_connection
+    if conn.barrier.get()
+        || conn.order.len() >= shard.limits.inflight_per_connection
         || conn.order.queued_bytes.get() > cap / 2
     {
         return Some(Full::Order);
@@ -180,7 +186,11 @@ async fn wait_for_room(shard: &Shard, conn: &Conn, why: Full) -> bool {
         return wait_for_output(shard, out, below).await;
     }
     let listener = out.finished.listen();
-    if full(shard, conn) != Some(Full::Order) || out.killed.get() {
+    let waits = match why {
+        Full::Idle => !conn.order.idle(),
+        _ => full(shard, conn) == Some(Full::Order),
+    };
+    if !waits || out.killed.get() {
         return !out.killed.get();
     }
     futures_lite::future::or(
@@ -267,6 +277,9 @@ fn act_on_commands(
             }
             Parsed::Command { consumed } => {
                 let raw = &buf[pos..pos + consumed];
+                if !args.is_empty() && !conn.order.idle() && is_barrier(args, raw) {
+                    return (pos, Some(Full::Idle));
+                }
                 pos += consumed;
                 if !args.is_empty() {
                     let now = *now.get_or_insert_with(|| shard.tables.store().now_ms());
@@ -295,8 +308,50 @@ fn run(shard: &Rc<Shard>, conn: &Rc<Conn>, raw: &[u8], args: &Args, now: u64) {
             deliver(conn, reply);
         }
         Kind::Key if conn.order.idle() => key_now(shard, conn, spec.name, raw, args, now),
-        _ => spawn(shard, conn, spec.kind, raw),
+        Kind::Key => key_behind(shard, conn, raw, args),
+        Kind::Keys | Kind::Node => spawn(shard, conn, spec.kind, raw),
     }
+}
+
+/// Whether the command runs alone: one over several keys or the node (it starts when nothing
+/// before it runs, and nothing after it starts before it is done), so that it is ordered with
+/// the connection's other commands although it waits between its parts.
+fn is_barrier(args: &Args, raw: &[u8]) -> bool {
+    commands::lookup(args.get(raw, 0)).is_some_and(|s| matches!(s.kind, Kind::Keys | Kind::Node))
+}
+
+/// A one-key command behind a running task: sent on its way now, in command order (run here,
+/// queued behind its key, or forwarded), its reply in its place in the order; a task waits
+/// for the reply only if it is not there at once.
+fn key_behind(shard: &Rc<Shard>, conn: &Rc<Conn>, raw: &[u8], args: &Args) {
+    let Some((seq, slot)) = take_slot(shard, conn) else { return };
+    let words: Vec<&[u8]> = args.iter(raw).collect();
+    match commands::dispatch(shard, &words, conn.settings.durability) {
+        Dispatched::Ready(reply) => finish(conn, seq, reply, slot),
+        dispatched => await_in_task(shard, conn, seq, slot, dispatched, raw),
+    }
+}
+
+/// A task that waits for a dispatched command's reply and puts it in its place.
+fn await_in_task(
+    shard: &Rc<Shard>,
+    conn: &Rc<Conn>,
+    seq: u64,
+    slot: InflightSlot,
+    dispatched: Dispatched,
+    raw: &[u8],
+) {
+    let Some(owned) = Owned::parse(raw.to_vec()) else {
+        unreachable!("the command parsed a moment ago");
+    };
+    let (shard, conn) = (shard.clone(), conn.clone());
+    glommio::spawn_local(async move {
+        let words = owned.words();
+        let durability = conn.settings.durability;
+        let reply = commands::resolve(&shard, dispatched, &words, durability).await;
+        finish(&conn, seq, reply, slot);
+    })
+    .detach();
 }
 
 fn error(shard: &Shard, conn: &Conn, message: &str) {
@@ -313,11 +368,11 @@ fn key_now(shard: &Rc<Shard>, conn: &Rc<Conn>, name: &str, raw: &[u8], args: &Ar
     // At the shard's in-flight limit a write that waits for durability could not take its slot
     // after it was written: the task path answers BUSY before running anything.
     if shard.inflight.get() >= shard.limits.inflight_per_shard {
-        return spawn(shard, conn, Kind::Key, raw);
+        return key_behind(shard, conn, raw, args);
     }
     match resp_table::owner_of(shard, key) {
         Ok(owner) if owner == shard.id => {}
-        Ok(_) => return spawn(shard, conn, Kind::Key, raw),
+        Ok(_) => return key_behind(shard, conn, raw, args),
         Err(e) => return error(shard, conn, &e),
     }
     // The arguments after the key, on the stack for the common short commands.
@@ -382,18 +437,7 @@ const WORDS_ON_STACK: usize = 8;
 /// task with the ticket it took (given back if the task cannot start).
 fn queued(shard: &Rc<Shard>, conn: &Rc<Conn>, ticket: Ticket, raw: &[u8]) {
     let Some((seq, slot)) = take_slot(shard, conn) else { return };
-    let Some(owned) = Owned::parse(raw.to_vec()) else {
-        unreachable!("the command parsed a moment ago");
-    };
-    let (shard, conn) = (shard.clone(), conn.clone());
-    glommio::spawn_local(async move {
-        let words = owned.words();
-        let durability = conn.settings.durability;
-        let dispatched = commands::Dispatched::Queued(ticket);
-        let reply = commands::resolve(&shard, dispatched, &words, durability).await;
-        finish(&conn, seq, reply, slot);
-    })
-    .detach();
+    await_in_task(shard, conn, seq, slot, Dispatched::Queued(ticket), raw);
 }
 
 /// Takes an in-flight slot of the shard and a place in the connection's order; answers
@@ -431,9 +475,13 @@ fn finish(conn: &Conn, seq: u64, reply: Vec<u8>, slot: InflightSlot) {
     conn.out.finished.notify(usize::MAX);
 }
 
-/// Runs a command in a task of its own, its reply in its place in the order.
+/// Runs a command in a task of its own, its reply in its place in the order; one over several
+/// keys or the node holds the connection's barrier while it runs.
 fn spawn(shard: &Rc<Shard>, conn: &Rc<Conn>, kind: Kind, raw: &[u8]) {
     let Some((seq, slot)) = take_slot(shard, conn) else { return };
+    if matches!(kind, Kind::Keys | Kind::Node) {
+        conn.barrier.set(true);
+    }
     let Some(owned) = Owned::parse(raw.to_vec()) else {
         unreachable!("the command parsed a moment ago");
     };
@@ -446,6 +494,9 @@ fn spawn(shard: &Rc<Shard>, conn: &Rc<Conn>, kind: Kind, raw: &[u8]) {
             Kind::Keys => commands::keys(&shard, &words, durability).await,
             _ => resp_server::node_command(&shard, &conn, &words).await,
         };
+        if matches!(kind, Kind::Keys | Kind::Node) {
+            conn.barrier.set(false);
+        }
         finish(&conn, seq, reply, slot);
     })
     .detach();

@@ -38,6 +38,9 @@ pub struct Conn {
     /// The client asked for RESP3 (`HELLO 3`): replies are converted as they are delivered
     /// (`reply::to_resp3`).
     pub resp3: Cell<bool>,
+    /// A command over several keys or the node runs: no later command starts before it ends
+    /// (`resp_connection.rs`).
+    pub barrier: Cell<bool>,
     /// Open SCAN cursors, oldest first (`resp_scan.rs`).
     pub cursors: RefCell<VecDeque<Cursor>>,
     /// The last cursor number handed out.

@@ -381,3 +381,41 @@ fn commands_on_cold_keys_keep_their_order() {
         assert_eq!(c.reply(), *e, "reply {i} (key {})", i / 8);
     }
 }
+
+#[test]
+fn commands_over_several_keys_or_the_node_keep_their_place_in_a_pipeline() {
+    let (_dir, node) = node(&[]);
+    let mut c = Client::connect(resp_addr(&node));
+    let keys = keys(30);
+    let mut batch = String::new();
+    let mut expected = Vec::new();
+    for round in 0..5 {
+        // A write, a multi-key command over both shards, a read of its keys, a flush, a write.
+        let mut mset = vec![format!("*{}\r\n$4\r\nMSET\r\n", keys.len() * 2 + 1)];
+        for k in &keys {
+            let v = format!("{round}");
+            mset.push(format!("${}\r\n{k}\r\n${}\r\n{v}\r\n", k.len(), v.len()));
+        }
+        batch += &format!("SET before {round}\r\n");
+        batch += &mset.concat();
+        batch +=
+            &format!("GET {}\r\nGET {}\r\nDBSIZE\r\nFLUSHALL\r\nGET before\r\n", keys[0], keys[29]);
+        batch += &format!("SET after {round}\r\nDBSIZE\r\n");
+        expected.extend([
+            "+OK\r\n".to_string(),
+            "+OK\r\n".to_string(),
+            format!("$1\r\n{round}\r\n"),
+            format!("$1\r\n{round}\r\n"),
+            // `after` of the round before survives until this round's FLUSHALL.
+            format!(":{}\r\n", keys.len() + 1 + usize::from(round > 0)),
+            "+OK\r\n".to_string(),
+            "$-1\r\n".to_string(),
+            "+OK\r\n".to_string(),
+            ":1\r\n".to_string(),
+        ]);
+    }
+    c.send(batch.as_bytes());
+    for (i, e) in expected.iter().enumerate() {
+        assert_eq!(&c.reply(), e, "reply {i}");
+    }
+}
