@@ -11,7 +11,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
-    targets=(frame_header request_body ddl cli record checkpoint)
+    targets=(frame_header request_body ddl cli record checkpoint resp_command)
 fi
 rustup toolchain list | grep -q nightly || rustup toolchain install nightly --profile minimal
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked

@@ -5,6 +5,7 @@
 //! - [`wire`]: the body encoding of integers, names, text, bytes and typed values.
 //! - [`fields`]: fields lists checked once and read in place.
 //! - [`request`] / [`response`]: the message of every opcode, both directions.
+//! - [`resp`]: RESP2, the Redis protocol of the node's `--resp` port (docs/RESP.md).
 //! - [`route`]: the partition of a key, for forwarding (node) and shard-aware routing (client).
 //!
 //! `docs/PROTOCOL.md` is the byte-level reference.
@@ -14,6 +15,7 @@ pub mod connection;
 pub mod fields;
 pub mod frame;
 pub mod request;
+pub mod resp;
 pub mod response;
 pub mod route;
 pub mod wire;

@@ -18,7 +18,7 @@ use ringstore_storage::constants::{
     CACHE_CAPACITY_BYTES_DEFAULT, FLUSH_INTERVAL_MS_DEFAULT, SEGMENT_SIZE_BYTES_DEFAULT,
 };
 use ringstore_storage::table::{limits as table_limits, PartitionCount, TableError};
-use ringstore_storage::StoreConfig;
+use ringstore_storage::{Durability, StoreConfig};
 use serde::Deserialize;
 
 /// Fewest shards (glommio executors, one store each).
@@ -87,6 +87,11 @@ pub const IDLE_TIMEOUT_MS_MAX: u64 = 7 * 24 * 3_600_000;
 pub const FORWARD_QUEUE_DEFAULT: usize = 1024;
 pub const FORWARD_QUEUE_MIN: usize = 1;
 pub const FORWARD_QUEUE_MAX: usize = 65_536;
+
+/// How durable a RESP write is before its reply unless `--resp-durability` says otherwise:
+/// `no-sync`, in the log and written to disk within `--flush-interval-ms` (10 ms), which is at
+/// least what Redis's defaults give (no AOF, or AOF with `appendfsync everysec`).
+pub const RESP_DURABILITY_DEFAULT: Durability = Durability::NoSync;
 
 /// The tracing filter unless `--log` says otherwise.
 pub const LOG_DEFAULT: &str = "info";
@@ -278,6 +283,10 @@ pub struct NodeConfig {
     /// Copy shard 0's catalog file to every shard whose catalog differs before starting
     /// (`catalog_check.rs`).
     pub catalog_from_shard_0: bool,
+    /// Where the RESP (Redis protocol) port listens, if anywhere (docs/RESP.md).
+    pub resp: Option<SocketAddr>,
+    /// How durable a RESP write is before its reply.
+    pub resp_durability: Durability,
 }
 
 impl NodeConfig {
@@ -356,6 +365,12 @@ impl NodeConfig {
     }
 
     fn validate_metrics(&self) -> Result<(), ConfigError> {
+        if let Some(resp) = self.resp.filter(|r| r.port() != 0) {
+            if resp == self.listen || Some(resp) == self.metrics {
+                let why = "is the listen or metrics address; the RESP port needs its own port";
+                return Err(invalid("resp", resp, why.to_string()));
+            }
+        }
         match self.metrics {
             Some(metrics) if metrics == self.listen && metrics.port() != 0 => Err(invalid(
                 "metrics",
@@ -440,6 +455,20 @@ impl Wide for u64 {
 impl Wide for usize {
     fn wide(self) -> u64 {
         self as u64
+    }
+}
+
+/// A durability by its setting name.
+fn parse_durability(mode: &str) -> Result<Durability, ConfigError> {
+    match mode {
+        "sync" => Ok(Durability::Sync),
+        "write-no-sync" => Ok(Durability::WriteNoSync),
+        "no-sync" => Ok(Durability::NoSync),
+        _ => Err(invalid(
+            "resp_durability",
+            mode,
+            "is not a durability; it must be sync, write-no-sync or no-sync".to_string(),
+        )),
     }
 }
 
@@ -559,6 +588,18 @@ struct Settings {
         help = help("NoSync writes reach the disk within", FLUSH_INTERVAL_MS_DEFAULT)
     )]
     flush_interval_ms: Option<u64>,
+    /// Redis-protocol (RESP2) port, IP:PORT, served by every shard [default: none].
+    #[arg(long, value_name = "IP:PORT")]
+    resp: Option<SocketAddr>,
+    #[arg(
+        long,
+        value_name = "MODE",
+        help = help(
+            "Durability of RESP writes before their reply: sync, write-no-sync, no-sync",
+            "no-sync"
+        )
+    )]
+    resp_durability: Option<String>,
     /// Start even if a shard's log has damaged bytes that name no key, dropping them (each is
     /// logged; without this the start fails with error 616). Use once, after reading the error.
     #[arg(long)]
@@ -609,6 +650,8 @@ impl Settings {
             flush_interval_ms: self.flush_interval_ms.or(file.flush_interval_ms),
             accept_log_damage: self.accept_log_damage || file.accept_log_damage,
             catalog_from_shard_0: self.catalog_from_shard_0 || file.catalog_from_shard_0,
+            resp: self.resp.or(file.resp),
+            resp_durability: self.resp_durability.or(file.resp_durability),
         }
     }
 
@@ -631,6 +674,11 @@ impl Settings {
             store,
             log: self.log.unwrap_or_else(|| LOG_DEFAULT.to_string()),
             catalog_from_shard_0: self.catalog_from_shard_0,
+            resp: self.resp,
+            resp_durability: match self.resp_durability.as_deref() {
+                None => RESP_DURABILITY_DEFAULT,
+                Some(mode) => parse_durability(mode)?,
+            },
         })
     }
 
@@ -739,6 +787,7 @@ mod tests {
         assert_eq!(config.limits, Limits::default());
         assert_eq!(config.store, StoreConfig::default());
         assert_eq!(config.log, LOG_DEFAULT);
+        assert_eq!((config.resp, config.resp_durability), (None, RESP_DURABILITY_DEFAULT));
     }
 
     #[test]
@@ -762,8 +811,12 @@ mod tests {
             "--segment-size-bytes=8388608",
             "--flush-interval-ms=3",
             "--accept-log-damage",
+            "--resp=127.0.0.1:6379",
+            "--resp-durability=sync",
         ])
         .expect("valid flags");
+        assert_eq!(config.resp, Some("127.0.0.1:6379".parse().expect("address")));
+        assert_eq!(config.resp_durability, Durability::Sync);
         assert_eq!((config.shards, config.partitions), (2, 64));
         assert_eq!(config.metrics, Some("127.0.0.1:9379".parse().expect("address")));
         assert_eq!((config.io_memory_bytes, config.log.as_str()), (1 << 20, "debug"));
@@ -790,9 +843,12 @@ mod tests {
     fn file_only() {
         let text = "data_dir = \"/srv/rs\"\nlisten = \"0.0.0.0:7000\"\nshards = 2\n\
                     max_connections = 100\ncache_capacity_bytes = 1024\n\
-                    metrics = \"127.0.0.1:0\"\naccept_log_damage = true\n";
+                    metrics = \"127.0.0.1:0\"\naccept_log_damage = true\n\
+                    resp = \"127.0.0.1:0\"\nresp_durability = \"write-no-sync\"\n";
         let config = from_file(text, &[]).expect("valid file");
         assert!(config.store.accept_log_damage);
+        assert_eq!(config.resp, Some("127.0.0.1:0".parse().expect("address")));
+        assert_eq!(config.resp_durability, Durability::WriteNoSync);
         assert_eq!(config.data_dir, PathBuf::from("/srv/rs"));
         assert_eq!(config.listen, "0.0.0.0:7000".parse().expect("address"));
         assert_eq!(config.shards, 2);
@@ -893,6 +949,8 @@ mod tests {
             (&["--segment-size-bytes=4097"], "segment_size_bytes 4097 must be".to_string()),
             (&["--flush-interval-ms=0"], "1..=60000".to_string()),
             (&["--metrics=127.0.0.1:7379"], "is the listen address".to_string()),
+            (&["--resp=127.0.0.1:7379"], "the RESP port needs its own port".to_string()),
+            (&["--resp-durability=fsync"], "sync, write-no-sync or no-sync".to_string()),
         ];
         for (flags, limit) in cases {
             let message = refusal(flags);

@@ -128,7 +128,7 @@ fn refuse_frame(shard: &Shard, out: &Output, head: &[u8]) {
 }
 
 /// Why the read loop stopped waiting.
-enum Wake {
+pub(crate) enum Wake {
     Read(std::io::Result<usize>),
     Timeout,
     Shutdown,
@@ -363,7 +363,7 @@ impl<'a> ReadBuffer<'a> {
 /// Waits until the output's committed bytes go below `below`. False when the connection must
 /// end: the client took nothing for a whole read timeout (it is disconnected), the node is
 /// stopping, or the connection was killed.
-async fn wait_for_output(shard: &Shard, out: &Output, below: usize) -> bool {
+pub(crate) async fn wait_for_output(shard: &Shard, out: &Output, below: usize) -> bool {
     let stall = Duration::from_millis(shard.limits.read_timeout_ms);
     let drained = or(
         async {
@@ -393,14 +393,14 @@ async fn wait_for_output(shard: &Shard, out: &Output, below: usize) -> bool {
 
 /// How long the next read may wait: what is left of the read timeout for a frame that has
 /// started, else no limit (the idle timeout is the shard's sweeper's, `idle.rs`).
-fn read_timeout(limits: &Limits, frame_started: Option<Instant>) -> Option<Duration> {
+pub(crate) fn read_timeout(limits: &Limits, frame_started: Option<Instant>) -> Option<Duration> {
     let start = frame_started?;
     Some(Duration::from_millis(limits.read_timeout_ms).saturating_sub(start.elapsed()))
 }
 
 /// Waits for the first of: bytes from the client, the timeout, shutdown, the connection being
 /// killed, or the output reaching its cap.
-async fn wait_for_input(
+pub(crate) async fn wait_for_input(
     shard: &Shard,
     out: &Output,
     reader: &mut ReadHalf<TcpStream>,
@@ -568,7 +568,11 @@ fn start_request(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8], re
     .detach();
 }
 
-async fn write_loop(shard: Rc<Shard>, out: Rc<Output>, mut writer: WriteHalf<TcpStream>) {
+pub(crate) async fn write_loop(
+    shard: Rc<Shard>,
+    out: Rc<Output>,
+    mut writer: WriteHalf<TcpStream>,
+) {
     let mut sending = Vec::new();
     loop {
         if out.killed.get() {

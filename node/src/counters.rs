@@ -21,6 +21,8 @@ pub struct Counters {
     pub forwarded_in: Cell<u64>,
     pub connections_total: Cell<u64>,
     pub connections_refused: Cell<u64>,
+    /// Commands received on the RESP port (`resp_connection.rs`).
+    pub resp_commands: Cell<u64>,
 }
 
 impl Default for Counters {
@@ -36,6 +38,7 @@ impl Default for Counters {
             forwarded_in: Cell::new(0),
             connections_total: Cell::new(0),
             connections_refused: Cell::new(0),
+            resp_commands: Cell::new(0),
         }
     }
 }

@@ -10,7 +10,8 @@
 //! 3. Every shard opens its store (`DATA_DIR/shard-N`: recovery), its catalog and its partition
 //!    map, learns every shard's port, and starts accepting.
 //! 4. When all shards are ready, the node prints the ready line (also logged):
-//!    `ringstore-node ready listen=ADDR shards=N shard_ports=P0,P1,... partitions=K metrics=ADDR|-`.
+//!    `ringstore-node ready listen=ADDR shards=N shard_ports=P0,P1,... partitions=K metrics=ADDR|-
+//!    resp=ADDR|-`.
 //!
 //! Stop: SIGTERM or SIGINT requests shutdown (`shutdown.rs`); each shard stops accepting, drains
 //! its connections, waits for the others, syncs and checkpoints its store and returns; the
@@ -41,9 +42,22 @@ use crate::fd_limit;
 use crate::lock::DataDirLock;
 use crate::mesh::{MeshEnds, Peers, ShardMsg};
 use crate::ports;
+use crate::resp_connection;
+use crate::resp_session::RespSettings;
 use crate::shard::Shard;
 use crate::shutdown::Shutdown;
 use crate::{idle_task, listener, metrics_http, peer, resume};
+
+/// The RESP parser's bounds from the node's limits: a bulk string and a whole command up to the
+/// frame limit (which holds the largest value), Redis's argument count.
+pub fn resp_limits(limits: &crate::config::Limits) -> ringstore_net::resp::ParseLimits {
+    let frame = limits.frame_body_bytes as usize;
+    ringstore_net::resp::ParseLimits {
+        bulk_bytes_max: frame,
+        args_max: ringstore_net::resp::parse::MULTIBULK_ARGS_MAX,
+        command_bytes_max: frame,
+    }
+}
 
 /// What a running node reports once every shard is ready.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +66,8 @@ pub struct Ready {
     pub shard_ports: Vec<u16>,
     pub partitions: u32,
     pub metrics: Option<SocketAddr>,
+    /// The RESP port, if `--resp` was given.
+    pub resp: Option<SocketAddr>,
 }
 
 impl Ready {
@@ -59,21 +75,34 @@ impl Ready {
     pub fn line(&self) -> String {
         let ports: Vec<String> = self.shard_ports.iter().map(u16::to_string).collect();
         format!(
-            "ringstore-node ready listen={} shards={} shard_ports={} partitions={} metrics={}",
+            "ringstore-node ready listen={} shards={} shard_ports={} partitions={} metrics={} \
+             resp={}",
             self.listen,
             self.shard_ports.len(),
             ports.join(","),
             self.partitions,
             self.metrics.map_or("-".to_owned(), |m| m.to_string()),
+            self.resp.map_or("-".to_owned(), |m| m.to_string()),
         )
     }
 }
 
 /// A shard's report to the starting thread.
 enum Report {
-    Bound { shard: usize, shared: SocketAddr, own: u16, metrics: Option<SocketAddr> },
-    Ready { shard: usize },
-    Failed { shard: usize, message: String },
+    Bound {
+        shard: usize,
+        shared: SocketAddr,
+        own: u16,
+        metrics: Option<SocketAddr>,
+        resp: Option<SocketAddr>,
+    },
+    Ready {
+        shard: usize,
+    },
+    Failed {
+        shard: usize,
+        message: String,
+    },
 }
 
 /// Runs the node until a signal stops it; `on_ready` gets the ready report once.
@@ -98,6 +127,7 @@ pub fn run(config: NodeConfig, on_ready: impl FnOnce(&Ready)) -> Result<(), Node
             shard_ports: start.own_ports,
             partitions: config.partitions,
             metrics: start.metrics,
+            resp: start.resp,
         };
         tracing::info!("{}", r.line());
         on_ready(&r);
@@ -137,6 +167,8 @@ struct Starting {
     shared: SocketAddr,
     own_ports: Vec<u16>,
     metrics: Option<SocketAddr>,
+    /// The RESP address (shard 0 may get port 0 and fix it, as for the shared port).
+    resp: Option<SocketAddr>,
     failure: Option<NodeError>,
 }
 
@@ -159,6 +191,7 @@ fn start_shards(
         shared: config.listen,
         own_ports: vec![0u16; shards],
         metrics: None,
+        resp: config.resp,
         failure: None,
     };
     for (id, ends) in mesh.drain(..).enumerate() {
@@ -168,6 +201,7 @@ fn start_shards(
             id,
             config: config.clone(),
             shared: s.shared,
+            resp: s.resp,
             ends,
             ports: rx,
             report: report_tx.clone(),
@@ -188,8 +222,9 @@ fn start_shards(
         }
         // Wait for this shard's ports before starting the next: shard 0 fixes the shared port.
         match report_rx.recv() {
-            Ok(Report::Bound { shard, shared: addr, own, metrics: m }) => {
+            Ok(Report::Bound { shard, shared: addr, own, metrics: m, resp }) => {
                 s.shared = addr;
+                s.resp = resp;
                 s.own_ports[shard] = own;
                 s.metrics = s.metrics.or(m);
             }
@@ -272,6 +307,8 @@ struct ShardStart {
     config: NodeConfig,
     /// The shared address (shard 0 may get port 0 and fix it).
     shared: SocketAddr,
+    /// The RESP address, if any (fixed by shard 0 like `shared`).
+    resp: Option<SocketAddr>,
     ends: MeshEnds,
     ports: oneshot::Receiver<Vec<u16>>,
     report: mpsc::Sender<Report>,
@@ -294,18 +331,23 @@ async fn run_shard(start: ShardStart) -> Result<(), String> {
 }
 
 async fn serve_shard(start: ShardStart) -> Result<(), String> {
-    let ShardStart { id, config, shared, ends, ports, report, shutdown, node_connections } = start;
-    let listeners = bind_listeners(id, &config, shared)?;
+    let ShardStart { id, config, shared, resp, ends, ports, report, shutdown, node_connections } =
+        start;
+    let listeners = bind_listeners(id, &config, shared, resp)?;
     let bound = Report::Bound {
         shard: id,
         shared: listeners.shared_addr,
         own: listeners.own_port,
         metrics: listeners.metrics_addr,
+        resp: listeners.resp_addr,
     };
     report.send(bound).map_err(|e| e.to_string())?;
     let opened = open_shard(id, &config, listeners.shared_addr, ends, ports).await?;
     let (shard, receivers) = opened.into_shard(id, &config, &shutdown, node_connections);
     let tasks = spawn_tasks(&shard, listeners, receivers, &config);
+    if id == 0 && config.resp.is_some() {
+        crate::resp_table::create(&shard).await?;
+    }
     report.send(Report::Ready { shard: id }).map_err(|e| e.to_string())?;
     shutdown.requested().await;
     drain_and_stop(&shard, tasks, &shutdown).await
@@ -319,15 +361,30 @@ struct Listeners {
     own_port: u16,
     metrics: Option<TcpListener>,
     metrics_addr: Option<SocketAddr>,
+    resp: Option<TcpListener>,
+    resp_addr: Option<SocketAddr>,
 }
 
 /// Binds the shard's listeners, first thing: shard 0's shared bind fixes the port the others
 /// bind. Shard 0 first makes sure nobody else listens there (the shared port is SO_REUSEPORT,
 /// see `ports.rs`); the own port is `--listen` port + 1 + id (a free one for port 0).
-fn bind_listeners(id: usize, config: &NodeConfig, shared: SocketAddr) -> Result<Listeners, String> {
+fn bind_listeners(
+    id: usize,
+    config: &NodeConfig,
+    shared: SocketAddr,
+    resp: Option<SocketAddr>,
+) -> Result<Listeners, String> {
     if id == 0 {
         ports::check_free(shared, "the shared --listen port")?;
+        if let Some(resp) = resp {
+            ports::check_free(resp, "the --resp port")?;
+        }
     }
+    let resp = resp.map(ports::bind_shared).transpose()?;
+    let resp_addr = match &resp {
+        Some(l) => Some(l.local_addr().map_err(|e| e.to_string())?),
+        None => None,
+    };
     let shared_listener = ports::bind_shared(shared)?;
     let shared_addr = shared_listener.local_addr().map_err(|e| e.to_string())?;
     let own_port = match config.listen.port() {
@@ -347,7 +404,16 @@ fn bind_listeners(id: usize, config: &NodeConfig, shared: SocketAddr) -> Result<
         Some(l) => Some(l.local_addr().map_err(|e| e.to_string())?),
         None => None,
     };
-    Ok(Listeners { shared: shared_listener, shared_addr, own, own_port, metrics, metrics_addr })
+    Ok(Listeners {
+        shared: shared_listener,
+        shared_addr,
+        own,
+        own_port,
+        metrics,
+        metrics_addr,
+        resp,
+        resp_addr,
+    })
 }
 
 /// What a shard opens before it can serve.
@@ -432,6 +498,7 @@ struct Tasks {
     metrics: Option<Task<()>>,
     resume: Task<()>,
     idle: Task<()>,
+    resp: Option<Task<()>>,
 }
 
 /// Starts the shard's tasks: the acknowledger, one per peer channel, the accept loops, the
@@ -443,7 +510,17 @@ fn spawn_tasks(
     config: &NodeConfig,
 ) -> Tasks {
     let accept = |l, which| glommio::spawn_local(listener::accept_loop(shard.clone(), l, which));
+    let resp_settings = Rc::new(RespSettings {
+        durability: config.resp_durability,
+        parse: resp_limits(&config.limits),
+    });
+    let resp = listeners.resp.map(|l| {
+        let serve =
+            move |shard, stream| resp_connection::serve(shard, resp_settings.clone(), stream);
+        glommio::spawn_local(listener::accept_until_shutdown(shard.clone(), l, "resp", serve))
+    });
     Tasks {
+        resp,
         acks: glommio::spawn_local(ack_task::run(shard.clone())),
         peers: receivers
             .into_iter()
@@ -469,6 +546,9 @@ async fn drain_and_stop(
 ) -> Result<(), String> {
     tasks.shared.await;
     tasks.own.await;
+    if let Some(t) = tasks.resp {
+        t.await;
+    }
     if let Some(t) = tasks.metrics {
         t.await;
     }

@@ -18,6 +18,7 @@ use glommio::channels::shared_channel::{
 };
 use ringstore_net::{ErrorReply, Header, ShardStats};
 use ringstore_storage::table::{Outcome, RowPage};
+use ringstore_storage::Durability;
 
 use crate::error::RequestError;
 use crate::mesh_setup;
@@ -39,6 +40,9 @@ pub enum ShardMsg {
         resume: Option<Vec<u8>>,
         reply: oneshot::Sender<Result<RowPage, ErrorReply>>,
     },
+    /// Run this RESP command here (`resp_commands.rs`): a one-key command on a key this shard
+    /// owns, or this shard's part of a node-wide one; reply with the RESP reply bytes.
+    Resp { command: Vec<u8>, durability: Durability, reply: oneshot::Sender<Vec<u8>> },
 }
 
 /// The channel ends one shard starts with ([`crate::mesh_setup`] wires and connects them).

@@ -76,6 +76,7 @@ const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
     ("connections", Gauge, "Client connections open on this shard."),
     ("connections_total", Counter, "Client connections this shard accepted."),
     ("connections_refused", Counter, "Client connections refused at the connection limit."),
+    ("resp_commands", Counter, "Commands received on this shard's RESP connections."),
     ("inflight", Gauge, "Requests executing on this shard now."),
     ("buffer_bytes", Gauge, "Response bytes queued or reserved and large-request buffer bytes held for this shard's connections."),
     ("buffer_bytes_limit", Gauge, "This shard's share of --max-buffer-bytes."),

@@ -13,6 +13,7 @@ use crate::dispatch::{error_frame, handle_frame};
 use crate::mesh::ShardMsg;
 use crate::shard::Shard;
 use crate::table_ops::scan_page;
+use crate::{resp_commands, resp_forwarded};
 
 /// Serves the messages one peer sends here (`rx`, the receiving end of its channel) until it
 /// closes the channel. Each message runs in its own task, so a slow one does not hold up the
@@ -57,6 +58,22 @@ async fn serve(shard: &Rc<Shard>, msg: ShardMsg) {
         }
         ShardMsg::ScanPage { body, limit, resume, reply } => {
             let _ = reply.send(scan_page(shard, &body, limit, resume.as_deref()).await);
+        }
+        ShardMsg::Resp { command, durability, reply } => {
+            Counters::add(&shard.counters.forwarded_in, 1);
+            // Forwarded commands count against this shard's in-flight budget too.
+            let answer = match shard.admit_request() {
+                Ok(slot) => {
+                    let answer = resp_forwarded::run(shard, command, durability).await;
+                    drop(slot);
+                    answer
+                }
+                Err(e) => {
+                    Counters::add(&shard.counters.busy, 1);
+                    resp_commands::error_reply(&format!("BUSY {e}"))
+                }
+            };
+            let _ = reply.send(answer);
         }
     }
 }

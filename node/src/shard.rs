@@ -109,6 +109,7 @@ impl Shard {
         push("connections", self.connections.get() as u64);
         push("connections_total", c.connections_total.get());
         push("connections_refused", c.connections_refused.get());
+        push("resp_commands", c.resp_commands.get());
         push("inflight", self.inflight.get() as u64);
         push("buffer_bytes", self.budget.used() as u64);
         push("buffer_bytes_limit", self.budget.limit() as u64);

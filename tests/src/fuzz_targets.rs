@@ -25,6 +25,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("cli", cli),
     ("record", record_bytes),
     ("checkpoint", checkpoint),
+    ("resp_command", resp_command),
 ];
 
 /// A frame header: parsed against several body limits; one that passes encodes back to the same
@@ -93,4 +94,40 @@ pub fn record_bytes(data: &[u8]) {
 /// rebuilt and validated.
 pub fn checkpoint(data: &[u8]) {
     let _ = ringstore_storage::checkpoint::parse(data);
+}
+
+/// Bytes a RESP client sends: every command parsed from the front in turn, under small and
+/// default limits, until one is incomplete or malformed. A command that parses takes at least
+/// one byte and stays within the limits; encoded again as a multibulk command it parses back to
+/// the same arguments. The same bytes taken as replies convert to RESP3 without a panic, and
+/// bytes holding no null convert to themselves.
+pub fn resp_command(data: &[u8]) {
+    use ringstore_net::resp::{parse_command, reply, Args, ParseLimits, Parsed};
+    let mut three = Vec::new();
+    reply::to_resp3(data, &mut three);
+    if !data.windows(2).any(|w| w == b"-1") {
+        assert_eq!(three, data, "a reply without a null is unchanged");
+    }
+    let small = ParseLimits { bulk_bytes_max: 64, args_max: 8, command_bytes_max: 256 };
+    for limits in [small, ParseLimits::default()] {
+        let mut args = Args::default();
+        let mut pos = 0;
+        while let Parsed::Command { consumed } = parse_command(&data[pos..], &limits, &mut args) {
+            assert!(consumed > 0 && pos + consumed <= data.len(), "a command takes bytes");
+            let buf = &data[pos..pos + consumed];
+            let words: Vec<&[u8]> = args.iter(buf).collect();
+            if !words.is_empty() {
+                let mut encoded = Vec::new();
+                reply::command(&mut encoded, words.iter().copied());
+                let mut again = Args::default();
+                let whole = ParseLimits::default();
+                assert_eq!(
+                    parse_command(&encoded, &whole, &mut again),
+                    Parsed::Command { consumed: encoded.len() }
+                );
+                assert!(again.iter(&encoded).eq(words.iter().copied()), "round trip");
+            }
+            pos += consumed;
+        }
+    }
 }

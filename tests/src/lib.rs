@@ -49,6 +49,8 @@ pub struct ReadyLine {
     pub shard_ports: Vec<u16>,
     pub partitions: u32,
     pub metrics: Option<SocketAddr>,
+    /// The RESP port (`resp=`; absent or `-`: none).
+    pub resp: Option<SocketAddr>,
 }
 
 impl ReadyLine {
@@ -69,6 +71,10 @@ impl ReadyLine {
             metrics: match field("metrics")? {
                 "-" => None,
                 m => Some(m.parse().ok()?),
+            },
+            resp: match field("resp") {
+                None | Some("-") => None,
+                Some(r) => Some(r.parse().ok()?),
             },
         })
     }
@@ -248,7 +254,12 @@ mod tests {
         assert_eq!(r.listen, "127.0.0.1:5000".parse().expect("addr"));
         assert_eq!(r.shard_ports, [5001, 5002]);
         assert_eq!(r.partitions, 256);
-        assert_eq!(r.metrics, None);
+        assert_eq!((r.metrics, r.resp), (None, None));
+        let with_resp = ReadyLine::parse(
+            "ringstore-node ready listen=127.0.0.1:5000 shards=1 shard_ports=5001 partitions=4 metrics=- resp=127.0.0.1:6379",
+        )
+        .expect("parses");
+        assert_eq!(with_resp.resp, Some("127.0.0.1:6379".parse().expect("addr")));
         assert!(ReadyLine::parse("something else").is_none());
     }
 }

@@ -567,3 +567,17 @@ fn a_connection_closed_for_idleness_is_reopened_by_the_client() {
     let status = node.terminate();
     assert!(status.success(), "{status}");
 }
+
+/// A connection waiting for its next request does not hold up shutdown, also with no idle
+/// timeout to close it: the shard's sweeper wakes every connection's wait for input once a stop
+/// is requested (`node/src/read_interrupt.rs`), and the read loop then ends.
+#[test]
+fn an_idle_connection_does_not_hold_up_shutdown_without_an_idle_timeout() {
+    let (_dir, data) = data_dir();
+    let node = Node::start(&data, &["--idle-timeout-ms", "0"]);
+    let mut probe = connect(node.addr());
+    ping(&mut probe);
+    let status = node.terminate();
+    assert!(status.success(), "{status}");
+    assert!(probe.closed_while_quiet(), "the idle connection was closed at shutdown");
+}
