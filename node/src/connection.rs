@@ -32,6 +32,7 @@ use std::time::{Duration, Instant};
 use futures_lite::future::or;
 use futures_lite::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
 use glommio::net::TcpStream;
+use glommio::Task;
 use ringstore_net::frame::HEADER_BYTES;
 use ringstore_net::{FrameError, FrameHeader, Header, Opcode};
 use zerocopy::FromBytes;
@@ -80,6 +81,14 @@ pub async fn serve(shard: Rc<Shard>, mut stream: TcpStream) {
     shard.idle.watch(&out);
     let writer_task = glommio::spawn_local(write_loop(shard.clone(), out.clone(), writer));
     read_loop(&shard, &out, reader).await;
+    close_after_reading(&shard, &out, writer_task).await;
+}
+
+/// Ends a connection whose read loop has ended (both protocols): forgets the loop's waker, lets
+/// the requests still running finish and the writer task write their responses, then returns,
+/// which closes the socket. At shutdown a client that does not read its last responses cannot
+/// hold the node up: after [`SHUTDOWN_DRAIN_TIMEOUT`] the connection closes anyway.
+pub(crate) async fn close_after_reading(shard: &Shard, out: &Output, writer_task: Task<()>) {
     out.forget_read_waker();
     let finish = async {
         out.all_finished().await;
@@ -91,7 +100,6 @@ pub async fn serve(shard: Rc<Shard>, mut stream: TcpStream) {
         // Dropping a killed connection's writer task cancels a write blocked on a client that
         // does not read.
     };
-    // At shutdown a client that does not read its last responses cannot hold the node up.
     let deadline = async {
         shard.shutdown.requested().await;
         glommio::timer::sleep(SHUTDOWN_DRAIN_TIMEOUT).await;

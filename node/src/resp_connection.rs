@@ -28,8 +28,10 @@ use futures_lite::io::{AsyncWriteExt, ReadHalf};
 use glommio::net::TcpStream;
 use ringstore_net::resp::{parse_command, reply, Args, Parsed};
 
-use crate::connection::{read_timeout, wait_for_input, wait_for_output, write_loop, Wake};
-use crate::connection::{READ_CHUNK_BYTES, SHUTDOWN_DRAIN_TIMEOUT, SMALL_RESPONSE_BYTES};
+use crate::connection::{
+    close_after_reading, read_timeout, wait_for_input, wait_for_output, write_loop, Wake,
+};
+use crate::connection::{READ_CHUNK_BYTES, SMALL_RESPONSE_BYTES};
 use crate::counters::Counters;
 use crate::inflight::InflightSlot;
 use crate::output::Output;
@@ -80,21 +82,7 @@ pub async fn serve(shard: Rc<Shard>, settings: Rc<RespSettings>, mut stream: Tcp
     });
     let writer_task = glommio::spawn_local(write_loop(shard.clone(), out.clone(), writer));
     read_loop(&shard, &conn, reader).await;
-    out.forget_read_waker();
-    let finish = async {
-        out.all_finished().await;
-        out.done.set(true);
-        out.ready.notify(usize::MAX);
-        if !out.killed.get() {
-            writer_task.await;
-        }
-    };
-    // At shutdown a client that does not read its last replies cannot hold the node up.
-    let deadline = async {
-        shard.shutdown.requested().await;
-        glommio::timer::sleep(SHUTDOWN_DRAIN_TIMEOUT).await;
-    };
-    futures_lite::future::or(finish, deadline).await;
+    close_after_reading(&shard, &out, writer_task).await;
 }
 
 /// The read buffer: bytes received and not yet acted on, grown past [`READ_CHUNK_BYTES`] only
