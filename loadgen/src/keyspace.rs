@@ -2,7 +2,7 @@
 //! the key-size spec gives `n`, and every key's partition (hence its shard) is computed once so
 //! that routing a request costs an array lookup, not an encode and a hash.
 
-use ringstore_model::table::{PartitionCount, TableSchema};
+use ringstore_model::table::{FieldType, PartitionCount, TableId, TableSchema};
 use ringstore_net::route::partition_of_fields;
 use ringstore_net::{FieldList, FieldsBuf, Topology, ValueRef};
 
@@ -66,6 +66,20 @@ impl KeySpace {
         Ok(ks)
     }
 
+    /// The key space of a RESP run (`--protocol resp`): the same keys as the benchmark table's,
+    /// in one partition, because a Redis-protocol server's routing is its own.
+    pub fn resp(key_size: SizeSpec) -> Result<KeySpace, String> {
+        let schema = TableSchema::builder(TableId(1), TABLE)
+            .field(KEY_FIELD, FieldType::String)
+            .field(VALUE_FIELD, FieldType::Binary)
+            .primary_key(&[KEY_FIELD])
+            .build()
+            .map_err(|e| format!("the RESP key space's schema: {e}"))?;
+        let topology =
+            Topology { shard: 0, shared_port: 0, shard_ports: vec![0], partition_owners: vec![0] };
+        KeySpace::new(schema, &topology, key_size, 0)
+    }
+
     /// Computes the partitions of keys 0..precompute.
     pub fn new(
         schema: TableSchema,
@@ -108,6 +122,9 @@ impl KeySpace {
 
     /// The partition of key number `n`, whose text is `key`.
     pub fn partition(&self, n: u64, key: &str) -> u32 {
+        if self.owners.len() == 1 {
+            return 0;
+        }
         match self.known.get(n as usize) {
             Some(&p) => p,
             // Keys inserted during the run: a STRING key always encodes.
@@ -142,6 +159,8 @@ mod tests {
         assert_eq!(key(0, 4), "k000");
         assert_eq!(key(123, 16).len(), 16);
         assert_ne!(key(1, 16), key(10, 16));
+        let resp = KeySpace::resp(SizeSpec::fixed(16)).expect("resp key space");
+        assert_eq!((resp.partition(7, &key(7, 16)), resp.shards()), (0, 1));
         // A size too small for the number still gives a unique key.
         assert_eq!(key(12345, 3), "k12345");
         let mut reused = String::from("junk");

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use ringstore_loadgen::distribution::KeyDistribution;
-use ringstore_loadgen::engine::{Pacing, RunSpec, Workload};
+use ringstore_loadgen::engine::{Pacing, Protocol, RunSpec, Workload};
 use ringstore_loadgen::output::{chart, hdr, json, table};
-use ringstore_loadgen::results::RunResult;
+use ringstore_loadgen::results::{OpKind, RunResult};
 use ringstore_loadgen::runner::{self, Plan, Target};
 use ringstore_loadgen::scenario::Scenario;
 use ringstore_loadgen::workload::{
@@ -17,6 +17,12 @@ use ringstore_loadgen::workload::{
 };
 use ringstore_model::Durability;
 use serde_json::json;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ProtocolArg {
+    Binary,
+    Resp,
+}
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum DurabilityArg {
@@ -32,6 +38,10 @@ struct Args {
     /// The node's shared address; without it a node is started on a temp directory.
     #[arg(long)]
     addr: Option<SocketAddr>,
+    /// What the connections speak: ringstore's binary protocol, or RESP (GET and SET) to any
+    /// Redis-protocol server at --addr, Redis or ringstore's --resp port.
+    #[arg(long, value_enum, default_value = "binary")]
+    protocol: ProtocolArg,
     /// With --addr: the node's pid, to report its CPU time per operation and memory.
     #[arg(long)]
     server_pid: Option<u32>,
@@ -320,8 +330,13 @@ fn plan(args: &Args) -> Result<Plan, String> {
         (None, None) => Some(Duration::from_secs(10)),
         (d, _) => d,
     };
+    let protocol = match args.protocol {
+        ProtocolArg::Binary => Protocol::Binary,
+        ProtocolArg::Resp => Protocol::Resp,
+    };
     let plan = Plan {
         workload: Workload {
+            protocol,
             mix,
             distribution: args.distribution.clone().unwrap_or_else(|| ycsb.distribution()),
             value_size: args.value_size,
@@ -367,7 +382,32 @@ fn plan(args: &Args) -> Result<Plan, String> {
     }
     check_sizes(&plan)?;
     ringstore_loadgen::engine::check_spec(&plan.spec)?;
+    if protocol == Protocol::Resp {
+        check_resp(args, &plan)?;
+    }
     Ok(plan)
+}
+
+/// Refuses what a RESP run cannot do, naming the flag.
+fn check_resp(args: &Args, p: &Plan) -> Result<(), String> {
+    if args.addr.is_none() {
+        return Err("--protocol resp needs --addr: the RESP port of a ringstore node \
+                    (ringstore-node --resp) or a Redis server"
+            .into());
+    }
+    let refused = [
+        (args.verify, "--verify"),
+        (args.check_log.is_some(), "--check-log"),
+        (args.scenario.is_some(), "--scenario"),
+        (args.sweep.is_some(), "--sweep"),
+        (p.workload.mix.weight(OpKind::Scan) > 0, "a mix with scans (YCSB E)"),
+    ];
+    match refused.iter().find(|(given, _)| *given) {
+        Some((_, what)) => {
+            Err(format!("{what} needs the binary protocol; --protocol resp sends only GET and SET"))
+        }
+        None => Ok(()),
+    }
 }
 
 fn check_sizes(p: &Plan) -> Result<(), String> {
@@ -385,7 +425,7 @@ fn label(args: &Args) -> String {
 /// The settings line above each table.
 fn header(args: &Args, p: &Plan) -> String {
     format!(
-        "workload={} mix={} distribution={} keys={} key_size={} value_size={} durability={:?} \
+        "workload={} mix={} distribution={} keys={} key_size={} value_size={} durability={} \
          connections={} pipeline={} threads={} pacing={} shard_aware={} seed={}",
         label(args),
         p.workload.mix,
@@ -393,12 +433,15 @@ fn header(args: &Args, p: &Plan) -> String {
         p.spec.items,
         p.key_size,
         p.workload.value_size,
-        p.workload.durability,
+        match p.workload.protocol {
+            Protocol::Binary => format!("{:?}", p.workload.durability),
+            Protocol::Resp => "server's (resp)".to_string(),
+        },
         p.spec.clients,
         args.pipeline,
         p.spec.threads,
         args.rate.map_or("closed".into(), |r| format!("open {r} ops/s")),
-        p.spec.shard_aware,
+        p.spec.shard_aware && p.workload.protocol == Protocol::Binary,
         p.spec.seed,
     )
 }

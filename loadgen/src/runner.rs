@@ -13,7 +13,7 @@ use ringstore_net::{Client, Topology};
 
 use crate::distribution::KeyDistribution;
 use crate::embedded::EmbeddedNode;
-use crate::engine::{self, Outcome, Pacing, RunSpec, Workload};
+use crate::engine::{self, Outcome, Pacing, Protocol, RunSpec, Workload};
 use crate::keyspace::{KeySpace, CREATE_TABLE, TABLE};
 use crate::node_figures;
 use crate::output::progress::Progress;
@@ -66,6 +66,9 @@ pub struct Finished {
 
 /// Runs `plan` on the benchmark table.
 pub fn bench(target: &Target, plan: &Plan, label: &str) -> Result<Finished, String> {
+    if plan.workload.protocol == Protocol::Resp {
+        return bench_resp(target, plan, label);
+    }
     let mut client = connect(target)?;
     let schema = create_table(&mut client, CREATE_TABLE, TABLE)?;
     let topology = client.topology().clone();
@@ -82,7 +85,8 @@ pub fn bench(target: &Target, plan: &Plan, label: &str) -> Result<Finished, Stri
     if plan.load {
         writes = load(target, &topology, &ks, plan)?.writes;
     }
-    let (mut outcome, cpu) = measured(target, &mut client, &topology, ks.clone(), plan, label)?;
+    let (mut outcome, cpu) =
+        measured(target, Some(&mut client), &topology, ks.clone(), plan, label)?;
     outcome.result.server_cpu_seconds = cpu;
     let verify = if plan.workload.verify {
         writes.merge(std::mem::take(&mut outcome.writes));
@@ -91,6 +95,25 @@ pub fn bench(target: &Target, plan: &Plan, label: &str) -> Result<Finished, Stri
         None
     };
     Ok(Finished { result: outcome.result, verify })
+}
+
+/// Runs `plan` over RESP (`--protocol resp`) against any Redis-protocol server: no table to
+/// create and no node figures to read (the server may be Redis), one connection per client to
+/// the address given; the server's CPU time still comes from /proc with its pid.
+fn bench_resp(target: &Target, plan: &Plan, label: &str) -> Result<Finished, String> {
+    let ks = Arc::new(KeySpace::resp(plan.key_size)?);
+    let topology = Topology {
+        shard: 0,
+        shared_port: target.addr.port(),
+        shard_ports: vec![0],
+        partition_owners: vec![0],
+    };
+    if plan.load {
+        load(target, &topology, &ks, plan)?;
+    }
+    let (mut outcome, cpu) = measured(target, None, &topology, ks, plan, label)?;
+    outcome.result.server_cpu_seconds = cpu;
+    Ok(Finished { result: outcome.result, verify: None })
 }
 
 /// Reads back every key of a saved write log (`--check-log`): the check after a crash and
@@ -143,7 +166,7 @@ fn scenario_run(target: &Target, plan: &Plan, s: Scenario) -> Result<RunResult, 
     plan.workload.mix = Mix::of(&[(OpKind::Update, 1)])?;
     plan.workload.verify = false;
     plan.spec.align_to_wall_second = true;
-    let (mut outcome, cpu) = measured(target, &mut client, &topology, ks, &plan, s.name())?;
+    let (mut outcome, cpu) = measured(target, Some(&mut client), &topology, ks, &plan, s.name())?;
     outcome.result.server_cpu_seconds = cpu;
     Ok(outcome.result)
 }
@@ -158,16 +181,20 @@ fn create_table(client: &mut Client, ddl: &str, table: &str) -> Result<TableSche
     Ok(t.schema().clone())
 }
 
-/// The measured run, with the node's figures and CPU time around it.
+/// The measured run, with the node's figures (read through `client`, when there is one) and
+/// CPU time around it.
 fn measured(
     target: &Target,
-    client: &mut Client,
+    mut client: Option<&mut Client>,
     topology: &Topology,
     ks: Arc<KeySpace>,
     plan: &Plan,
     label: &str,
 ) -> Result<(Outcome, Option<f64>), String> {
-    let before = node_figures::read(client, target.pid)?;
+    let before = match client.as_deref_mut() {
+        Some(c) => Some(node_figures::read(c, target.pid)?),
+        None => None,
+    };
     let mut progress =
         Progress::measured(plan.progress, label, plan.spec.duration, plan.spec.warmup);
     let mut spec = plan.spec.clone();
@@ -177,9 +204,11 @@ fn measured(
             progress.interval(iv)
         })?;
     progress.finish();
-    let after = node_figures::read(client, target.pid)?;
     outcome.result.label = label.to_string();
-    outcome.result.node = Some(node_figures::since(&before, after));
+    if let (Some(c), Some(before)) = (client, before) {
+        let after = node_figures::read(c, target.pid)?;
+        outcome.result.node = Some(node_figures::since(&before, after));
+    }
     let cpu = outcome.server_cpu_seconds;
     Ok((outcome, cpu))
 }

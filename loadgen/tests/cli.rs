@@ -25,6 +25,10 @@ fn bad_flags_exit_2_with_the_reason() {
         (&["--duration", "5 parsecs"], "duration"),
         (&["--scenario", "nope"], "--scenario list prints them"),
         (&["--keep-tables"], "--scenario"),
+        (&["--protocol", "resp"], "--protocol resp needs --addr"),
+        (&["--protocol", "resp", "--addr", "127.0.0.1:9", "--workload", "e"], "scans (YCSB E)"),
+        (&["--protocol", "resp", "--addr", "127.0.0.1:9", "--verify"], "--verify needs the binary"),
+        (&["--protocol", "memcached"], "binary, resp"),
     ];
     for (args, expected) in cases {
         let (code, stderr) = run(args);

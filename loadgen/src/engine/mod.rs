@@ -9,6 +9,7 @@
 pub mod acked;
 mod controller;
 pub mod recorder;
+pub mod resp;
 pub mod schedule;
 pub mod session;
 pub mod timer;
@@ -35,9 +36,21 @@ pub const KEYS_MAX: u64 = 100_000_000;
 /// Most logical clients a run may open (each has one connection per shard when shard-aware).
 pub const CLIENTS_MAX: usize = 10_000;
 
+/// What a run's connections speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// ringstore's binary protocol (docs/PROTOCOL.md), to the benchmark table.
+    #[default]
+    Binary,
+    /// RESP GET and SET (`resp.rs`), to any Redis-protocol server: the key is the key's text,
+    /// the value the value's bytes; durability is the server's setting.
+    Resp,
+}
+
 /// What every request of a run does.
 #[derive(Debug, Clone)]
 pub struct Workload {
+    pub protocol: Protocol,
     pub mix: Mix,
     pub distribution: KeyDistribution,
     pub value_size: SizeSpec,

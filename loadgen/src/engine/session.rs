@@ -1,6 +1,8 @@
 //! One non-blocking TCP connection to a node port, driven by the worker's mio poll: requests
 //! are encoded straight into an output buffer, and replies are parsed in place from an input
 //! buffer. Both buffers are reused, so a request costs no allocation once they have grown.
+//! A session speaks the binary protocol or RESP ([`Protocol`], `resp.rs`); a RESP reply has no
+//! request id, so the session numbers replies in arrival order, which is the order of requests.
 
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
@@ -14,6 +16,9 @@ use ringstore_net::request::durability_flags;
 use ringstore_net::{FrameHeader, Header, Request, Writer};
 use zerocopy::IntoBytes;
 
+use super::resp::{self, RespReply};
+use super::Protocol;
+
 /// Bytes read from the socket per `read` call (the input buffer grows past it for large frames).
 pub const READ_CHUNK_BYTES: usize = 64 * 1024;
 
@@ -25,8 +30,15 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct ReplyFrame<'a> {
     pub id: u64,
     pub status: u16,
+    /// The binary reply's body; a RESP error's text (empty for other RESP replies).
     pub body: &'a [u8],
+    /// A RESP null: the GET found no key.
+    pub nil: bool,
 }
+
+/// The status a RESP error reply is counted under (binary statuses are docs/ERRORS.md codes,
+/// all below it).
+pub const RESP_ERROR_STATUS: u16 = u16::MAX;
 
 #[derive(Debug)]
 pub struct Session {
@@ -40,11 +52,19 @@ pub struct Session {
     in_parsed: usize,
     in_end: usize,
     next_id: u64,
+    protocol: Protocol,
+    /// RESP: the id of the last reply parsed (replies come in request order).
+    replied: u64,
 }
 
 impl Session {
     /// Connects (blocking, with TCP_NODELAY) and registers with `registry` under `token`.
-    pub fn connect(addr: SocketAddr, registry: &Registry, token: Token) -> Result<Session, String> {
+    pub fn connect(
+        addr: SocketAddr,
+        protocol: Protocol,
+        registry: &Registry,
+        token: Token,
+    ) -> Result<Session, String> {
         let err = |e: io::Error| format!("connect to {addr}: {e}");
         let std = std::net::TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT).map_err(err)?;
         std.set_nodelay(true).map_err(err)?;
@@ -62,6 +82,8 @@ impl Session {
             in_parsed: 0,
             in_end: 0,
             next_id: 1,
+            protocol,
+            replied: 0,
         })
     }
 
@@ -82,6 +104,18 @@ impl Session {
         let flags = if write { durability_flags(durability) } else { Flags(0) };
         let header = FrameHeader::new(req.opcode(), flags, id, body_len as u32, 0);
         self.out[start..start + HEADER_BYTES].copy_from_slice(header.as_bytes());
+        id
+    }
+
+    /// Queues a RESP `GET key` (`value` None) or `SET key value`; returns its id.
+    pub fn queue_resp(&mut self, key: &[u8], value: Option<&[u8]>) -> u64 {
+        debug_assert_eq!(self.protocol, Protocol::Resp);
+        match value {
+            None => resp::encode_get(&mut self.out, key),
+            Some(value) => resp::encode_set(&mut self.out, key, value),
+        }
+        let id = self.next_id;
+        self.next_id += 1;
         id
     }
 
@@ -150,6 +184,9 @@ impl Session {
 
     /// The length of the frame at the parse position, once its header has arrived.
     fn frame_len(&self) -> Option<usize> {
+        if self.protocol == Protocol::Resp {
+            return None;
+        }
         let buf = &self.input[self.in_parsed..self.in_end];
         match FrameHeader::parse(buf, FRAME_BODY_BYTES_MAX)? {
             Ok(h) => Some(HEADER_BYTES + h.body_len as usize),
@@ -158,6 +195,9 @@ impl Session {
     }
 
     fn parse(&mut self, on_reply: &mut impl FnMut(ReplyFrame<'_>)) -> Result<(), String> {
+        if self.protocol == Protocol::Resp {
+            return self.parse_resp(on_reply);
+        }
         loop {
             let buf = &self.input[self.in_parsed..self.in_end];
             let header: Header = match FrameHeader::parse(buf, FRAME_BODY_BYTES_MAX) {
@@ -173,8 +213,31 @@ impl Session {
                 id: header.request_id,
                 status: header.status,
                 body: &buf[HEADER_BYTES..end],
+                nil: false,
             });
             self.in_parsed += end;
+        }
+    }
+
+    fn parse_resp(&mut self, on_reply: &mut impl FnMut(ReplyFrame<'_>)) -> Result<(), String> {
+        loop {
+            let buf = &self.input[self.in_parsed..self.in_end];
+            let (reply, len) = match resp::parse_reply(buf) {
+                None => return Ok(()),
+                Some(Ok(parsed)) => parsed,
+                Some(Err(e)) => return Err(format!("bad RESP reply from {}: {e}", self.addr)),
+            };
+            if self.replied + 1 >= self.next_id {
+                return Err(format!("{}: a RESP reply to no request", self.addr));
+            }
+            self.replied += 1;
+            let (status, body, nil) = match reply {
+                RespReply::Done => (0, &[][..], false),
+                RespReply::Nil => (0, &[][..], true),
+                RespReply::Error(text) => (RESP_ERROR_STATUS, text, false),
+            };
+            on_reply(ReplyFrame { id: self.replied, status, body, nil });
+            self.in_parsed += len;
         }
     }
 }

@@ -20,7 +20,7 @@ use super::recorder::{IntervalPart, OpTimes, Recorder};
 use super::schedule::Schedule;
 use super::session::{ReplyFrame, Session};
 use super::timer::{poll_timeout, Timer, TIMER_TOKEN};
-use super::Shared;
+use super::{Protocol, Shared};
 use crate::distribution::KeyChooser;
 use crate::keyspace::{write_key, KEY_FIELD, VALUE_FIELD};
 use crate::results::{OpKind, OpResult, INTERVAL_MS};
@@ -153,7 +153,8 @@ impl Worker {
             let mut mine = Vec::with_capacity(targets.len());
             for &addr in &targets {
                 let token = Token(sessions.len());
-                sessions.push(Session::connect(addr, poll.registry(), token)?);
+                let protocol = shared.workload.protocol;
+                sessions.push(Session::connect(addr, protocol, poll.registry(), token)?);
                 mine.push(sessions.len() - 1);
             }
             clients.push(Client::new(&shared, id, mine));
@@ -399,6 +400,18 @@ impl Worker {
         fields.clear();
         fields.push(KEY_FIELD, ValueRef::String(key));
         let w = &shared.workload;
+        if w.protocol == Protocol::Resp {
+            // Scans are refused before a RESP run starts (`check_resp`).
+            let value = (op != OpKind::Read).then(|| {
+                fill_value(value, key_no, write_id, w.value_size.of(mix64(write_id)));
+                &value[..]
+            });
+            let id = self.sessions[session].queue_resp(key.as_bytes(), value);
+            if m {
+                self.recorder.sent(shard, Some(partition));
+            }
+            return (session, id);
+        }
         let id = match op {
             OpKind::Read => {
                 let req = Request::Get {
@@ -480,8 +493,9 @@ impl Worker {
         let verify = self.shared.workload.verify;
         let mut refused = None;
         let (pending, messages) = (&self.pending[s], &mut self.error_messages);
+        let binary = self.shared.workload.protocol == Protocol::Binary;
         let read = self.sessions[s].receive(|r: ReplyFrame<'_>| {
-            if r.id == 0 && r.status != 0 {
+            if binary && r.id == 0 && r.status != 0 {
                 refused = Some(format!("error {}: {}", r.status, String::from_utf8_lossy(r.body)));
             }
             if r.status != 0 {
@@ -492,7 +506,7 @@ impl Worker {
                 id: r.id,
                 status: r.status,
                 ack: if verify && r.status == 0 { parse_write_ack(r.body) } else { None },
-                not_found: get && r.status == 0 && get_found(r.body) == Some(false),
+                not_found: get && r.status == 0 && (r.nil || get_found(r.body) == Some(false)),
             });
         });
         let addr = self.sessions[s].addr();
