@@ -364,11 +364,26 @@ impl NodeConfig {
         Ok(())
     }
 
+    /// The shard whose own port (`listen` port + 1 + shard) is `port`, when `listen` names one.
+    fn shard_with_port(&self, port: u16) -> Option<usize> {
+        let first = usize::from(self.listen.port()).checked_add(1)?;
+        let offset = usize::from(port).checked_sub(first)?;
+        (self.listen.port() != 0 && offset < self.shards).then_some(offset)
+    }
+
     fn validate_metrics(&self) -> Result<(), ConfigError> {
         if let Some(resp) = self.resp.filter(|r| r.port() != 0) {
             if resp == self.listen || Some(resp) == self.metrics {
                 let why = "is the listen or metrics address; the RESP port needs its own port";
                 return Err(invalid("resp", resp, why.to_string()));
+            }
+            if let Some(shard) = self.shard_with_port(resp.port()) {
+                let why = format!(
+                    "is shard {shard}'s own port (--listen port + 1 + {shard}, for {} shards); \
+                     the RESP port needs its own port",
+                    self.shards
+                );
+                return Err(invalid("resp", resp, why));
             }
         }
         match self.metrics {
@@ -950,6 +965,10 @@ mod tests {
             (&["--flush-interval-ms=0"], "1..=60000".to_string()),
             (&["--metrics=127.0.0.1:7379"], "is the listen address".to_string()),
             (&["--resp=127.0.0.1:7379"], "the RESP port needs its own port".to_string()),
+            (
+                &["--shards=2", "--resp=127.0.0.1:7381"],
+                "is shard 1's own port (--listen port + 1 + 1, for 2 shards)".to_string(),
+            ),
             (&["--resp-durability=fsync"], "sync, write-no-sync or no-sync".to_string()),
         ];
         for (flags, limit) in cases {
