@@ -15,6 +15,23 @@
 #   put-sync-p1     -t set -P 1, appendonly yes, appendfsync always   --mix update=100 --durability sync --pipeline 1
 #   put-sync-p32    -t set -P 32, appendonly yes, appendfsync always  --mix update=100 --durability sync --pipeline 32
 #
+# Same-client loads: one client drives both servers, Redis and the node's RESP port
+# (--resp, data in table resp_kv), with matched persistence (Redis without persistence and
+# --resp-durability no-sync), and the node's record cache sized to hold every key
+# (--cache-capacity-bytes 384 MiB a shard), as Redis holds every key in memory. Before each
+# measured run both servers get the same two streams through `redis-cli --pipe`: a SET of every
+# key, then a GET of every key (a SET leaves the node's record cache without the row, so without
+# the GET pass its first reads would come from the disk while Redis's come from memory):
+#
+#   load            client, both servers
+#   rb-get-p32      redis-benchmark -c 50 -d 100 -r 1000000 -t get -P 32 (1,000,000 keys preloaded)
+#   rb-set-p32      redis-benchmark -c 50 -d 100 -r 1000000 -t set -P 32
+#   rb-get-p1       the same, -P 1
+#   rb-set-p1       the same, -P 1
+#   resp-ycsb-a     ringstore-load --protocol resp --workload a --pipeline 1 --no-load
+#                   (100,000 keys preloaded, in ringstore-load's key format)
+#   resp-ycsb-c     ringstore-load --protocol resp --workload c --pipeline 1
+#
 # Round 1 runs every load on every server, then round 2, and so on; within a round the order of
 # the servers rotates from load to load. Every (round, load, server) gets a freshly started server
 # on a fresh temporary directory. Server CPU per operation is user+system time from /proc/PID/stat
@@ -32,7 +49,8 @@
 #   --rounds R              rounds (default 3)
 #   --seconds S             measured seconds per run (default 10)
 #   --warmup S              warm-up seconds before each measured run, both servers (default 2)
-#   --loads LIST            comma-separated subset of the loads above (default: all six)
+#   --loads LIST            comma-separated subset of the loads above (default: the first six;
+#                           `same-client` = the six same-client loads)
 #   --out DIR               where to write (default perf/results/compare-<UTC date-time>)
 #
 # Writes into the output directory: header.txt (revisions, kernel, CPU, date, command line),
@@ -89,11 +107,31 @@ declare -A LOAD_DEF=(
     [put-sync-p1]="set 1 aof-always --mix update=100 --durability sync"
     [put-sync-p32]="set 32 aof-always --mix update=100 --durability sync"
 )
+# Same-client loads: "client redis-test-or-ycsb pipeline persistence"; persistence names
+# Redis's, and the node's --resp-durability follows it (none: no-sync, aof-always: sync).
+declare -A SAME_CLIENT_DEF=(
+    [rb-get-p32]="redis-benchmark get 32 none"
+    [rb-set-p32]="redis-benchmark set 32 none"
+    [rb-get-p1]="redis-benchmark get 1 none"
+    [rb-set-p1]="redis-benchmark set 1 none"
+    [resp-ycsb-a]="ringstore-load a 1 none"
+    [resp-ycsb-c]="ringstore-load c 1 none"
+)
+# Redis holds every key in memory; so does the node's record cache in the same-client loads:
+# 1,000,000 rows at 256 bytes each, with room to spare, on each shard.
+SAME_CLIENT_CACHE_BYTES=$((384 * 1024 * 1024))
+SAME_CLIENT_LOADS=rb-get-p32,rb-set-p32,rb-get-p1,rb-set-p1,resp-ycsb-a,resp-ycsb-c
+for l in "${!SAME_CLIENT_DEF[@]}"; do
+    read -r -a d <<<"${SAME_CLIENT_DEF[$l]}"
+    LOAD_DEF[$l]="${d[1]} ${d[2]} ${d[3]}"
+done
 # A first guess of Redis's rate (ops/s) for the warm-up's fallback only; the warm-up measures it.
 declare -A REDIS_GUESS=(
     [get-p32]=400000 [put-nosync-p32]=300000 [get-p1]=40000 [put-nosync-p1]=40000
     [put-sync-p1]=5000 [put-sync-p32]=50000
+    [rb-get-p32]=400000 [rb-set-p32]=300000 [rb-get-p1]=40000 [rb-set-p1]=40000
 )
+[[ $LOADS != same-client ]] || LOADS=$SAME_CLIENT_LOADS
 IFS=, read -r -a LOAD_LIST <<<"$LOADS"
 for l in "${LOAD_LIST[@]}"; do
     [[ -n ${LOAD_DEF[$l]:-} ]] || die "unknown load '$l'; known: ${!LOAD_DEF[*]}"
@@ -206,16 +244,23 @@ cpu_ticks() { # utime + stime of a process, in clock ticks (fields after the com
 }
 TICKS=$(getconf CLK_TCK)
 
-# start_node BIN_DIR LOG: starts a node on a fresh directory; sets SERVER_PID and NODE_ADDR
+# start_node BIN_DIR LOG [RESP_DURABILITY]: starts a node on a fresh directory; sets SERVER_PID
+# and NODE_ADDR, and with RESP_DURABILITY also RESP_PORT (its --resp port, with that durability)
 start_node() {
-    local bin=$1 log=$2 data
+    local bin=$1 log=$2 resp=${3:-} data
     data=$(mktemp -d "$work/node.XXXXXX")
     local args=(--data-dir "$data" --listen 127.0.0.1:0 --log warn)
     [[ $SHARDS == default ]] || args+=(--shards "$SHARDS")
+    [[ -z $resp ]] || args+=(--resp 127.0.0.1:0 --resp-durability "$resp"
+                             --cache-capacity-bytes "$SAME_CLIENT_CACHE_BYTES")
     echo "\$ $bin/ringstore-node ${args[*]}" >"$log"
     "$bin/ringstore-node" "${args[@]}" >>"$log" 2>&1 &
     SERVER_PID=$!
     NODE_ADDR=$(node_ready_addr "$log" "$SERVER_PID")
+    if [[ -n $resp ]]; then
+        RESP_PORT=$(sed -n 's/.*ready .* resp=[^ ]*:\([0-9]*\).*/\1/p' "$log" | head -n 1)
+        [[ -n $RESP_PORT ]] || die "ringstore-node did not name its RESP port; see $log"
+    fi
 }
 
 # start_redis PERSISTENCE LOG: starts redis-server on a fresh directory; sets SERVER_PID, REDIS_PORT
@@ -252,18 +297,61 @@ with open(sys.argv[1], "wb") as f:
         f.write(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(k), k, len(v), v))
 EOF
 
+# The same-client loads' preloads (SETs) and warm passes (GETs): redis-benchmark's keys
+# (-r 1000000: key:%012d) and ringstore-load's (100,000 keys: k%015d), 100-byte values.
+if [[ ,$LOADS, == *,rb-* || ,$LOADS, == *,resp-* ]]; then
+    python3 - "$work" <<'EOF'
+import sys
+v = b"x" * 100
+def cmd(*words):
+    return b"*%d\r\n" % len(words) + b"".join(b"$%d\r\n%s\r\n" % (len(w), w) for w in words)
+for name, count, fmt in (("1m", 1000000, b"key:%012d"), ("ycsb", 100000, b"k%015d")):
+    with open(f"{sys.argv[1]}/preload-{name}.resp", "wb") as f:
+        f.writelines(cmd(b"SET", fmt % i, v) for i in range(count))
+    with open(f"{sys.argv[1]}/warm-{name}.resp", "wb") as f:
+        f.writelines(cmd(b"GET", fmt % i) for i in range(count))
+EOF
+fi
+
+# same_client_preload PORT NAME RAW_PREFIX: the SETs, then the GETs, of key set NAME.
+same_client_preload() {
+    local port=$1 name=$2 raw=$3
+    { redis-cli -p "$port" --pipe <"$work/preload-$name.resp"
+      redis-cli -p "$port" --pipe <"$work/warm-$name.resp"
+    } >"$raw-preload.txt" 2>&1
+}
+
 RESULTS=$OUT/results.tsv
 printf 'round\tload\tserver\tops_per_s\tp50_ms\tp99_ms\tcpu_us_per_op\tseconds\tops\n' >"$RESULTS"
 
 # run_redis ROUND LOAD RAW_PREFIX
 run_redis() {
     local round=$1 load=$2 raw=$3
-    local def test pipeline persistence
+    local def persistence
     read -r -a def <<<"${LOAD_DEF[$load]}"
-    test=${def[0]} pipeline=${def[1]} persistence=${def[2]}
+    persistence=${def[2]}
     start_redis "$persistence" "$raw-server.log"
-    redis-cli -p "$REDIS_PORT" --pipe <"$PRELOAD" >"$raw-preload.txt" 2>&1
-    local bench=(redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -c 50 -d 100 -r 100000
+    case ${SAME_CLIENT_DEF[$load]:-} in
+        ringstore-load*) resp_load "$round" "$load" redis "$REDIS_PORT" "$raw" ;;
+        *) redis_benchmark "$round" "$load" redis "$REDIS_PORT" "$raw" ;;
+    esac
+    stop_server
+}
+
+# redis_benchmark ROUND LOAD SERVER PORT RAW_PREFIX: preloads the keys into the RESP server at
+# PORT (pid SERVER_PID), runs redis-benchmark against it, and adds its line to the results.
+redis_benchmark() {
+    local round=$1 load=$2 server=$3 port=$4 raw=$5
+    local def test pipeline keys=100000
+    read -r -a def <<<"${LOAD_DEF[$load]}"
+    test=${def[0]} pipeline=${def[1]}
+    if [[ -n ${SAME_CLIENT_DEF[$load]:-} ]]; then
+        keys=1000000
+        same_client_preload "$port" 1m "$raw"
+    else
+        redis-cli -p "$port" --pipe <"$PRELOAD" >"$raw-preload.txt" 2>&1
+    fi
+    local bench=(redis-benchmark -h 127.0.0.1 -p "$port" -c 50 -d 100 -r "$keys"
                  -P "$pipeline" -t "$test" --precision 3)
     # Warm-up: the same benchmark for --warmup seconds, stopped by SIGINT; its last progress
     # line's overall rate sizes the measured run (-n) to last about --seconds.
@@ -295,17 +383,16 @@ run_redis() {
         mv "$raw-bench.txt" "$raw-bench-short-$attempt.txt"
         n=$(awk -v a="$t0" -v b="$t1" -v n="$n" -v s="$SECS" 'BEGIN { print int(n / (b - a) * s) }')
     done
-    redis-cli -p "$REDIS_PORT" info stats >"$raw-info.txt" 2>&1 || true
-    redis-cli -p "$REDIS_PORT" dbsize >>"$raw-info.txt" 2>&1 || true
-    stop_server
+    redis-cli -p "$port" info stats >"$raw-info.txt" 2>&1 || true
+    redis-cli -p "$port" dbsize >>"$raw-info.txt" 2>&1 || true
     # ops/s and percentiles from redis-benchmark's summary; CPU over the measured run.
     tr '\r' '\n' <"$raw-bench.txt" | awk -v round="$round" -v load="$load" -v n="$n" \
-        -v b="$before" -v a="$after" -v tk="$TICKS" -v t0="$t0" -v t1="$t1" '
+        -v b="$before" -v a="$after" -v tk="$TICKS" -v t0="$t0" -v t1="$t1" -v server="$server" '
         /throughput summary:/ { rps = $3 }
         /latency summary/ { getline; getline; p50 = $3; p99 = $5 }
         END {
             if (rps == "" || p50 == "") { print "no summary in redis-benchmark output" > "/dev/stderr"; exit 1 }
-            printf "%s\t%s\tredis\t%.0f\t%.3f\t%.3f\t%.3f\t%.2f\t%d\n", round, load, rps, p50, p99,
+            printf "%s\t%s\t%s\t%.0f\t%.3f\t%.3f\t%.3f\t%.2f\t%d\n", round, load, server, rps, p50, p99,
                 (a - b) / tk * 1e6 / n, t1 - t0, n
         }' >>"$RESULTS"
     printf '\nscript: wall %.2f s, server cpu %d ticks (%d/s) over the measured run\n' \
@@ -318,16 +405,49 @@ run_ringstore() {
     local round=$1 load=$2 server=$3 nbin=$4 lbin=$5 raw=$6
     local def
     read -r -a def <<<"${LOAD_DEF[$load]}"
+    if [[ -n ${SAME_CLIENT_DEF[$load]:-} ]]; then
+        local durability=no-sync
+        [[ ${def[2]} != aof-always ]] || durability=sync
+        start_node "$nbin" "$raw-server.log" "$durability"
+        case ${SAME_CLIENT_DEF[$load]} in
+            ringstore-load*) resp_load "$round" "$load" "$server" "$RESP_PORT" "$raw" ;;
+            *) redis_benchmark "$round" "$load" "$server" "$RESP_PORT" "$raw" ;;
+        esac
+        stop_server
+        return
+    fi
     local pipeline=${def[1]} extra=("${def[@]:3}")
     start_node "$nbin" "$raw-server.log"
     local cmd=("$lbin/ringstore-load" --addr "$NODE_ADDR" --server-pid "$SERVER_PID"
                --connections 50 --threads 1 --distribution uniform --keys 100000
                --key-size 16 --value-size 100 --pipeline "$pipeline" "${extra[@]}"
                --duration "${SECS}s" --warmup "${WARMUP}s" --json "$raw-load.json")
-    echo "\$ ${cmd[*]}" >"$raw-load.txt"
-    local rc=0
-    "${cmd[@]}" >>"$raw-load.txt" 2>&1 || rc=$?
+    load_run "$round" "$load" "$server" "$raw" "${cmd[@]}"
     stop_server
+}
+
+# resp_load ROUND LOAD SERVER PORT RAW_PREFIX: ringstore-load --protocol resp (the --bin-dir
+# build's) with the load's YCSB workload against the RESP server at PORT (pid SERVER_PID).
+resp_load() {
+    local round=$1 load=$2 server=$3 port=$4 raw=$5
+    local def
+    read -r -a def <<<"${LOAD_DEF[$load]}"
+    same_client_preload "$port" ycsb "$raw"
+    local cmd=("$BIN_DIR/ringstore-load" --protocol resp --addr "127.0.0.1:$port"
+               --server-pid "$SERVER_PID" --workload "${def[0]}" --connections 50 --threads 1
+               --keys 100000 --key-size 16 --value-size 100 --pipeline "${def[1]}" --no-load
+               --duration "${SECS}s" --warmup "${WARMUP}s" --json "$raw-load.json")
+    load_run "$round" "$load" "$server" "$raw" "${cmd[@]}"
+}
+
+# load_run ROUND LOAD SERVER RAW_PREFIX CMD...: runs a ringstore-load command and adds the
+# figures of its JSON document (CMD writes it to RAW_PREFIX-load.json) to the results.
+load_run() {
+    local round=$1 load=$2 server=$3 raw=$4
+    shift 4
+    echo "\$ $*" >"$raw-load.txt"
+    local rc=0
+    "$@" >>"$raw-load.txt" 2>&1 || rc=$?
     ((rc == 0)) || { echo "ringstore-load exited $rc; see $raw-load.txt" >&2; ((rc == 1)) || exit 2; }
     python3 - "$raw-load.json" "$round" "$load" "$server" >>"$RESULTS" <<'EOF'
 import json, sys
@@ -392,7 +512,13 @@ med = statistics.median
 what = {"get-p32": "get, pipeline 32", "put-nosync-p32": "put NoSync / SET, pipeline 32",
         "get-p1": "get, pipeline 1", "put-nosync-p1": "put NoSync / SET, pipeline 1",
         "put-sync-p1": "put Sync / SET appendfsync always, pipeline 1",
-        "put-sync-p32": "put Sync / SET appendfsync always, pipeline 32"}
+        "put-sync-p32": "put Sync / SET appendfsync always, pipeline 32",
+        "rb-get-p32": "redis-benchmark GET on both, pipeline 32",
+        "rb-set-p32": "redis-benchmark SET on both (no persistence / RESP no-sync), pipeline 32",
+        "rb-get-p1": "redis-benchmark GET on both, pipeline 1",
+        "rb-set-p1": "redis-benchmark SET on both (no persistence / RESP no-sync), pipeline 1",
+        "resp-ycsb-a": "ringstore-load --protocol resp YCSB A on both, pipeline 1",
+        "resp-ycsb-c": "ringstore-load --protocol resp YCSB C on both, pipeline 1"}
 
 def val(rnd, load, server, f):
     r = by.get((rnd, load, server))
