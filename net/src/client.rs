@@ -28,8 +28,11 @@ use ringstore_model::Durability;
 use crate::connection::{ClientError, Connection, Result};
 use crate::fields::{value_ref, FieldList, FieldsBuf};
 use crate::frame::FRAME_BODY_BYTES_MAX;
-use crate::request::{Bound, RangeBody, Request, WriteBody, WriteOptions, EXECUTE_OPS_MAX};
-use crate::response::{self, Rows, ShardStats, Topology};
+use crate::request::{
+    Bound, IndexBody, RangeBody, Request, WriteBody, WriteOptions, EXECUTE_OPS_MAX,
+    INDEX_FIELDS_MAX,
+};
+use crate::response::{self, IndexRows, Rows, ShardStats, Topology};
 use crate::route::partition_of_fields;
 use crate::wire::{ValueRef, FIELDS_MAX};
 
@@ -98,6 +101,31 @@ impl<'a> RangeQuery<'a> {
             resume: None,
             versions: VersionSelect::Newest,
         }
+    }
+}
+
+/// A query on a secondary index: the owned-value form of [`IndexBody`]. The node runs it on
+/// every shard and merges the entries in index order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexLookup<'a> {
+    /// Values of the first index fields, in index order; None asks for rows without a value.
+    pub equal: &'a [Option<Value>],
+    /// A range on the index field after `equal`: its start and end (None: open on that side).
+    pub range: Option<(Option<RangeBound>, Option<RangeBound>)>,
+    /// Highest entries first.
+    pub reverse: bool,
+    /// Return the indexed values and row keys without the rows.
+    pub keys_only: bool,
+    /// Entries per page.
+    pub limit: u32,
+    /// The previous page's `resume`.
+    pub resume: Option<Vec<u8>>,
+}
+
+impl<'a> IndexLookup<'a> {
+    /// Every entry under `equal`, forward, with rows, `limit` entries per page.
+    pub fn new(equal: &'a [Option<Value>], limit: u32) -> IndexLookup<'a> {
+        IndexLookup { equal, range: None, reverse: false, keys_only: false, limit, resume: None }
     }
 }
 
@@ -262,6 +290,34 @@ impl Client {
         let key = check_query(table, query)?;
         let req = Request::Scan { table, range: range_body(query, &key) };
         Ok(response::decode_page(&self.route_and_call(&req)?)?)
+    }
+
+    /// One page of a query on index `index` of `table`, sent to the shared port: the node asks
+    /// every shard and merges their entries in index order (reverse order if asked).
+    pub fn index_query(
+        &mut self,
+        table: &str,
+        index: &str,
+        query: &IndexLookup<'_>,
+    ) -> Result<IndexRows> {
+        check_name("table name", table)?;
+        check_name("index name", index)?;
+        if query.equal.len() > INDEX_FIELDS_MAX {
+            let n = query.equal.len();
+            return Err(invalid(format!(
+                "{n} equal values for index {index}; an index has at most {INDEX_FIELDS_MAX} \
+                 fields (INDEX_FIELDS_MAX)"
+            )));
+        }
+        let ends = query.range.iter().flat_map(|(start, end)| [start, end]).flatten();
+        for value in query.equal.iter().flatten().chain(ends.map(|b| &b.value)) {
+            check_value(value)?;
+        }
+        if let Some(resume) = &query.resume {
+            check_len("resume token", resume.len())?;
+        }
+        let req = Request::IndexQuery { table, query: index_body(index, query) };
+        Ok(response::decode_index_page(&self.call(None, &req)?)?)
     }
 
     /// The shard that owns `key` (a full key, a row, or a partial key covering the shard key);
@@ -440,6 +496,21 @@ fn range_body<'a>(q: &'a RangeQuery<'_>, key: &'a FieldsBuf) -> RangeBody<'a> {
         limit: q.limit,
         resume: q.resume.as_deref(),
         versions: q.versions,
+    }
+}
+
+fn index_body<'a>(index: &'a str, q: &'a IndexLookup<'_>) -> IndexBody<'a> {
+    let bound = |b: &'a Option<RangeBound>| {
+        b.as_ref().map(|b| Bound { value: ValueRef::from(&b.value), inclusive: b.inclusive })
+    };
+    IndexBody {
+        index,
+        equal: q.equal.iter().map(|v| value_ref(v.as_ref())).collect(),
+        range: q.range.as_ref().map(|(start, end)| (bound(start), bound(end))),
+        reverse: q.reverse,
+        keys_only: q.keys_only,
+        limit: q.limit,
+        resume: q.resume.as_deref(),
     }
 }
 

@@ -97,6 +97,7 @@ opcodes! {
     MultiGet = 21, "Rows under a partial key covering the shard key.";
     MultiDelete = 22, "Delete rows under a partial key covering the shard key.";
     Scan = 23, "Rows under a shorter partial key (needs the full-scan flag).";
+    IndexQuery = 24, "A page of a secondary index's entries in index order, over every shard.";
 }
 
 /// Header flag bits.

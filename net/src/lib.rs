@@ -20,10 +20,10 @@ pub mod response;
 pub mod route;
 pub mod wire;
 
-pub use client::{Client, ClientOptions, RangeQuery, WriteOp};
+pub use client::{Client, ClientOptions, IndexLookup, RangeQuery, WriteOp};
 pub use connection::{ClientError, Connection, Reply};
 pub use fields::{FieldList, FieldsBuf};
 pub use frame::{FrameError, FrameHeader, Header, Opcode};
-pub use request::{Request, WriteBody, WriteOptions};
-pub use response::{ErrorReply, Rows, ShardStats, Topology};
+pub use request::{IndexBody, Request, WriteBody, WriteOptions};
+pub use response::{ErrorReply, IndexRow, IndexRows, Rows, ShardStats, Topology};
 pub use wire::{Reader, ValueRef, WireError, Writer};

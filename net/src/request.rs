@@ -3,7 +3,8 @@
 //! ("Requests") is the byte-level reference; this file and that section change together.
 //!
 //! Decoding allocates nothing for Get, Put, Update, Delete, MultiGet, MultiDelete and Scan: names,
-//! keys and rows stay borrowed ([`FieldList`]). Execute collects its operations in a vector.
+//! keys and rows stay borrowed ([`FieldList`]). Execute collects its operations in a vector, and
+//! IndexQuery its equal values (at most [`INDEX_FIELDS_MAX`]).
 
 use ringstore_model::table::{Condition, RowToken, VersionSelect};
 use ringstore_model::Durability;
@@ -16,6 +17,10 @@ use crate::wire::{Reader, ValueRef, WireError, WireResult, Writer};
 /// checks before it collects the operations (a larger count is [`WireError::TooManyOperations`]).
 pub use ringstore_model::constants::EXECUTE_OPS_MAX;
 
+/// Most equal values in one IndexQuery request: an index has at most this many fields (a larger
+/// count is [`WireError::TooManyIndexValues`], refused before any value is read).
+pub use ringstore_model::table::limits::INDEX_FIELDS_MAX;
+
 /// Option bits of a write (`WriteOptions::write`).
 const OPT_VERSION: u8 = 1 << 0;
 const OPT_TTL: u8 = 1 << 1;
@@ -24,6 +29,10 @@ const OPT_RETURN_ROW: u8 = 1 << 2;
 /// Flag bits of a range request.
 const RANGE_REVERSE: u8 = 1 << 0;
 const RANGE_ALLOW_FULL_SCAN: u8 = 1 << 1;
+
+/// Flag bits of an index query.
+const INDEX_REVERSE: u8 = 1 << 0;
+const INDEX_KEYS_ONLY: u8 = 1 << 1;
 
 /// Bits of a range's bounds.
 const BOUND_START: u8 = 1 << 0;
@@ -120,6 +129,40 @@ impl<'a> RangeBody<'a> {
     }
 }
 
+/// The body of IndexQuery: a page of one secondary index's entries, in index order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexBody<'a> {
+    pub index: &'a str,
+    /// Values of the first index fields, in index order; NULL asks for rows without a value.
+    pub equal: Vec<ValueRef<'a>>,
+    /// A range on the index field after `equal`: its start and end (None: open on that side;
+    /// NULL is never in a range, so a NULL bound is refused by the decoder).
+    pub range: Option<(Option<Bound<'a>>, Option<Bound<'a>>)>,
+    /// Highest entries first.
+    pub reverse: bool,
+    /// The indexed values and primary keys only, without reading the rows.
+    pub keys_only: bool,
+    /// Entries per page (the table layer checks the bounds).
+    pub limit: u32,
+    /// The previous page's resume token.
+    pub resume: Option<&'a [u8]>,
+}
+
+impl<'a> IndexBody<'a> {
+    /// Every entry of `index` under `equal`, forward, with rows, `limit` entries per page.
+    pub fn new(index: &'a str, equal: Vec<ValueRef<'a>>, limit: u32) -> IndexBody<'a> {
+        IndexBody {
+            index,
+            equal,
+            range: None,
+            reverse: false,
+            keys_only: false,
+            limit,
+            resume: None,
+        }
+    }
+}
+
 /// A decoded request body.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Request<'a> {
@@ -160,6 +203,10 @@ pub enum Request<'a> {
         table: &'a str,
         range: RangeBody<'a>,
     },
+    IndexQuery {
+        table: &'a str,
+        query: IndexBody<'a>,
+    },
 }
 
 impl<'a> Request<'a> {
@@ -176,6 +223,7 @@ impl<'a> Request<'a> {
             Request::MultiGet { .. } => Opcode::MultiGet,
             Request::MultiDelete { .. } => Opcode::MultiDelete,
             Request::Scan { .. } => Opcode::Scan,
+            Request::IndexQuery { .. } => Opcode::IndexQuery,
         }
     }
 
@@ -187,7 +235,8 @@ impl<'a> Request<'a> {
             | Request::Execute { table, .. }
             | Request::MultiGet { table, .. }
             | Request::MultiDelete { table, .. }
-            | Request::Scan { table, .. } => Some(table),
+            | Request::Scan { table, .. }
+            | Request::IndexQuery { table, .. } => Some(table),
             Request::Describe { table } => Some(table),
             _ => None,
         }
@@ -220,6 +269,9 @@ impl<'a> Request<'a> {
                 Request::MultiDelete { table: r.name("table")?, range: read_range(&mut r)? }
             }
             Opcode::Scan => Request::Scan { table: r.name("table")?, range: read_range(&mut r)? },
+            Opcode::IndexQuery => {
+                Request::IndexQuery { table: r.name("table")?, query: read_index_query(&mut r)? }
+            }
         };
         r.finish()?;
         Ok(req)
@@ -257,6 +309,10 @@ impl<'a> Request<'a> {
             | Request::Scan { table, range } => {
                 w.name(table);
                 write_range(w, range);
+            }
+            Request::IndexQuery { table, query } => {
+                w.name(table);
+                write_index_query(w, query);
             }
         }
     }
@@ -428,19 +484,63 @@ fn read_bound<'a>(
     Ok(Some(Bound { value: r.value()?, inclusive }))
 }
 
-fn read_range<'a>(r: &mut Reader<'a>) -> WireResult<RangeBody<'a>> {
-    let key = FieldList::read(r)?;
+/// The bound bits of a range (0: no range), checked.
+fn read_bound_bits(r: &mut Reader<'_>) -> WireResult<u8> {
     let at = r.position();
     let bounds = r.u8("range bounds")?;
     if bounds & !BOUND_BITS != 0 || (bounds != 0 && bounds & BOUND_FIELD == 0) {
         return Err(bad(at, "range bound bits", u64::from(bounds)));
     }
+    Ok(bounds)
+}
+
+/// The start and end of a range whose bound bits are `bounds`.
+type Ends<'a> = (Option<Bound<'a>>, Option<Bound<'a>>);
+
+fn read_ends<'a>(r: &mut Reader<'a>, bounds: u8) -> WireResult<Ends<'a>> {
+    let start = read_bound(r, bounds & BOUND_START != 0, bounds & BOUND_START_INCLUSIVE != 0)?;
+    let end = read_bound(r, bounds & BOUND_END != 0, bounds & BOUND_END_INCLUSIVE != 0)?;
+    Ok((start, end))
+}
+
+/// The bound bits of a range with these ends.
+fn bound_bits(start: &Option<Bound<'_>>, end: &Option<Bound<'_>>) -> u8 {
+    let bits = |bound: &Option<Bound<'_>>, has: u8, incl: u8| match bound {
+        None => 0,
+        Some(b) => has | if b.inclusive { incl } else { 0 },
+    };
+    BOUND_FIELD
+        | bits(start, BOUND_START, BOUND_START_INCLUSIVE)
+        | bits(end, BOUND_END, BOUND_END_INCLUSIVE)
+}
+
+fn read_resume<'a>(r: &mut Reader<'a>) -> WireResult<Option<&'a [u8]>> {
+    let at = r.position();
+    match r.u8("resume flag")? {
+        0 => Ok(None),
+        1 => Ok(Some(r.bytes("resume token")?)),
+        other => Err(bad(at, "resume flag", u64::from(other))),
+    }
+}
+
+fn write_resume(w: &mut Writer, resume: Option<&[u8]>) {
+    match resume {
+        None => w.u8(0),
+        Some(token) => {
+            w.u8(1);
+            w.bytes(token);
+        }
+    }
+}
+
+fn read_range<'a>(r: &mut Reader<'a>) -> WireResult<RangeBody<'a>> {
+    let key = FieldList::read(r)?;
+    let bounds = read_bound_bits(r)?;
     let range = if bounds == 0 {
         None
     } else {
         let field = r.name("range field")?;
-        let start = read_bound(r, bounds & BOUND_START != 0, bounds & BOUND_START_INCLUSIVE != 0)?;
-        let end = read_bound(r, bounds & BOUND_END != 0, bounds & BOUND_END_INCLUSIVE != 0)?;
+        let (start, end) = read_ends(r, bounds)?;
         Some((field, start, end))
     };
     let at = r.position();
@@ -449,12 +549,7 @@ fn read_range<'a>(r: &mut Reader<'a>) -> WireResult<RangeBody<'a>> {
         return Err(bad(at, "range flag bits", u64::from(flags)));
     }
     let limit = r.u32("limit")?;
-    let at = r.position();
-    let resume = match r.u8("resume flag")? {
-        0 => None,
-        1 => Some(r.bytes("resume token")?),
-        other => return Err(bad(at, "resume flag", u64::from(other))),
-    };
+    let resume = read_resume(r)?;
     Ok(RangeBody {
         key,
         range,
@@ -471,13 +566,7 @@ fn write_range(w: &mut Writer, b: &RangeBody<'_>) {
     match &b.range {
         None => w.u8(0),
         Some((field, start, end)) => {
-            let bits = |bound: &Option<Bound<'_>>, has: u8, incl: u8| match bound {
-                None => 0,
-                Some(b) => has | if b.inclusive { incl } else { 0 },
-            };
-            w.u8(BOUND_FIELD
-                | bits(start, BOUND_START, BOUND_START_INCLUSIVE)
-                | bits(end, BOUND_END, BOUND_END_INCLUSIVE));
+            w.u8(bound_bits(start, end));
             w.name(field);
             for b in [start, end].into_iter().flatten() {
                 w.value(&b.value);
@@ -493,14 +582,77 @@ fn write_range(w: &mut Writer, b: &RangeBody<'_>) {
     }
     w.u8(flags);
     w.u32(b.limit);
-    match b.resume {
+    write_resume(w, b.resume);
+    write_versions(w, b.versions);
+}
+
+fn read_index_query<'a>(r: &mut Reader<'a>) -> WireResult<IndexBody<'a>> {
+    let index = r.name("index")?;
+    let at = r.position();
+    let count = usize::from(r.u8("equal value count")?);
+    if count > INDEX_FIELDS_MAX {
+        return Err(WireError::TooManyIndexValues { at, count });
+    }
+    let mut equal = Vec::with_capacity(count);
+    for _ in 0..count {
+        equal.push(r.value()?);
+    }
+    let bounds = read_bound_bits(r)?;
+    let range = if bounds == 0 { None } else { Some(read_index_ends(r, bounds)?) };
+    let at = r.position();
+    let flags = r.u8("index query flags")?;
+    if flags & !(INDEX_REVERSE | INDEX_KEYS_ONLY) != 0 {
+        return Err(bad(at, "index query flag bits", u64::from(flags)));
+    }
+    Ok(IndexBody {
+        index,
+        equal,
+        range,
+        reverse: flags & INDEX_REVERSE != 0,
+        keys_only: flags & INDEX_KEYS_ONLY != 0,
+        limit: r.u32("limit")?,
+        resume: read_resume(r)?,
+    })
+}
+
+/// The ends of an index query's range: as a Range's, but NULL is never a bound (NULL sorts
+/// before every value and is asked for with an equal value instead).
+fn read_index_ends<'a>(r: &mut Reader<'a>, bounds: u8) -> WireResult<Ends<'a>> {
+    let at = r.position();
+    let ends = read_ends(r, bounds)?;
+    let null = |b: &Option<Bound<'_>>| matches!(b, Some(Bound { value: ValueRef::Null, .. }));
+    if null(&ends.0) || null(&ends.1) {
+        return Err(bad(at, "index range bound of type NULL (tag)", 0));
+    }
+    Ok(ends)
+}
+
+fn write_index_query(w: &mut Writer, q: &IndexBody<'_>) {
+    w.name(q.index);
+    assert!(q.equal.len() <= INDEX_FIELDS_MAX, "more than INDEX_FIELDS_MAX equal values");
+    w.u8(q.equal.len() as u8);
+    for value in &q.equal {
+        w.value(value);
+    }
+    match &q.range {
         None => w.u8(0),
-        Some(token) => {
-            w.u8(1);
-            w.bytes(token);
+        Some((start, end)) => {
+            w.u8(bound_bits(start, end));
+            for b in [start, end].into_iter().flatten() {
+                w.value(&b.value);
+            }
         }
     }
-    write_versions(w, b.versions);
+    let mut flags = 0;
+    if q.reverse {
+        flags |= INDEX_REVERSE;
+    }
+    if q.keys_only {
+        flags |= INDEX_KEYS_ONLY;
+    }
+    w.u8(flags);
+    w.u32(q.limit);
+    write_resume(w, q.resume);
 }
 
 #[cfg(test)]
@@ -617,6 +769,78 @@ mod tests {
         assert_eq!(err.code(), 710);
         let message = err.to_string();
         assert!(message.ends_with("is 1001; the limit is 1000 (EXECUTE_OPS_MAX)"), "{message}");
+    }
+
+    #[test]
+    fn index_queries_round_trip_and_every_truncation_fails() {
+        let requests = [
+            Request::IndexQuery { table: "t", query: IndexBody::new("by_city", vec![], 10) },
+            Request::IndexQuery {
+                table: "t",
+                query: IndexBody {
+                    index: "by_city_age",
+                    equal: vec![ValueRef::String("Oslo"), ValueRef::Null],
+                    range: Some((
+                        Some(Bound { value: ValueRef::Integer(3), inclusive: false }),
+                        Some(Bound { value: ValueRef::Integer(9), inclusive: true }),
+                    )),
+                    reverse: true,
+                    keys_only: true,
+                    limit: 7,
+                    resume: Some(b"entry"),
+                },
+            },
+            Request::IndexQuery {
+                table: "t",
+                query: IndexBody {
+                    range: Some((None, None)),
+                    ..IndexBody::new("i", vec![ValueRef::Long(1)], 1)
+                },
+            },
+        ];
+        for req in &requests {
+            round_trip(req);
+        }
+    }
+
+    /// An IndexQuery with more equal values than an index has fields is refused by its count,
+    /// before any value is read, naming the limit; a NULL range bound is refused too.
+    #[test]
+    fn index_query_counts_and_null_bounds_are_refused() {
+        let mut w = Writer::default();
+        w.name("t");
+        w.name("i");
+        w.u8(INDEX_FIELDS_MAX as u8 + 1);
+        let err = Request::decode(Opcode::IndexQuery, &w.buf).expect_err("too many values");
+        assert_eq!(err, WireError::TooManyIndexValues { at: 4, count: INDEX_FIELDS_MAX + 1 });
+        assert_eq!(err.code(), 710);
+        assert!(err.to_string().contains("the limit is 8 (INDEX_FIELDS_MAX"), "{err}");
+
+        let mut w = Writer::default();
+        w.name("t");
+        w.name("i");
+        w.u8(0);
+        w.u8(BOUND_FIELD | BOUND_START);
+        w.value(&ValueRef::Null);
+        w.u8(0);
+        w.u32(10);
+        w.u8(0);
+        let err = Request::decode(Opcode::IndexQuery, &w.buf).expect_err("NULL bound");
+        assert!(err.to_string().contains("NULL"), "{err}");
+    }
+
+    /// The IndexQuery example of docs/PROTOCOL.md: the document's bytes are the encoder's.
+    #[test]
+    fn documented_index_query_example() {
+        let mut query = IndexBody::new("city_age", vec![ValueRef::String("Oslo")], 100);
+        query.range = Some((Some(Bound { value: ValueRef::Integer(30), inclusive: false }), None));
+        let mut w = Writer::default();
+        Request::IndexQuery { table: "people", query }.encode(&mut w);
+        let hex: Vec<String> = w.buf.iter().map(|b| format!("{b:02X}")).collect();
+        let doc = include_str!("../../docs/PROTOCOL.md");
+        let documented = "06 70 65 6F 70 6C 65  08 63 69 74 79 5F 61 67 65  01  05 04 00 00 00 4F 73 6C 6F  11  01 1E 00 00 00  00  64 00 00 00  00";
+        assert!(doc.contains(documented), "the example moved in PROTOCOL.md");
+        assert_eq!(hex.join(" "), documented.split_whitespace().collect::<Vec<_>>().join(" "));
     }
 
     /// The Get example of docs/PROTOCOL.md ("Requests"): the document's bytes are the encoder's.

@@ -9,11 +9,12 @@
 
 use ringstore_model::table::{
     decode_table_record, encode_table_record, for_each_version, visit_row, CatalogTable,
-    CurrentRow, ExecuteOutcome, MultiDeleteOutcome, Name, Outcome, RowPage, RowToken, RowVersion,
-    TableResult, TableRow, TableSchema, Value, ValueRef, VersionSelect, WriteOutcome,
+    CurrentRow, ExecuteOutcome, IndexHit, MultiDeleteOutcome, Name, Outcome, RowPage, RowToken,
+    RowVersion, TableResult, TableRow, TableSchema, Value, ValueRef, VersionSelect, WriteOutcome,
 };
 
 use crate::fields::value_ref;
+use crate::request::INDEX_FIELDS_MAX;
 use crate::wire::{Reader, WireError, WireResult, Writer};
 
 /// Most rows a page response may announce (the table layer's page limit is lower).
@@ -56,6 +57,26 @@ impl ShardStats {
 pub struct Rows {
     pub columns: Vec<String>,
     pub page: RowPage,
+}
+
+/// One entry of an index query's page, as a client receives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexRow {
+    /// The indexed values, in index order; None for NULL.
+    pub values: Vec<Option<Value>>,
+    /// The row's stored key (its primary key, decoded with the table's schema).
+    pub row_key: Vec<u8>,
+    /// The row's newest version; None in a keys-only query.
+    pub row: Option<TableRow>,
+}
+
+/// A page of an index query: the table's columns, the entries in index order, and the token of
+/// the next page (None: the query is done).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct IndexRows {
+    pub columns: Vec<String>,
+    pub hits: Vec<IndexRow>,
+    pub resume: Option<Vec<u8>>,
 }
 
 /// An error response: its status code and message.
@@ -180,20 +201,25 @@ fn encode_row(w: &mut Writer, row: &TableRow) {
 /// Bytes `row` takes in a response (what [`encode_row`] writes), so a server can keep a page
 /// within its frame limit.
 pub fn row_wire_bytes(row: &TableRow) -> usize {
-    let value_bytes = |v: &Option<Value>| {
-        1 + match v {
-            None => 0,
-            Some(Value::Integer(_) | Value::Float(_)) => 4,
-            Some(Value::Long(_) | Value::Double(_) | Value::Timestamp(_)) => 8,
-            Some(Value::Boolean(_)) => 1,
-            Some(Value::String(s)) => 4 + s.len(),
-            Some(Value::Binary(b)) => 4 + b.len(),
-            Some(Value::Enum(s)) => 1 + s.len(),
-        }
-    };
-    let versions: usize =
-        row.versions.iter().map(|v| 16 + v.fields.iter().map(value_bytes).sum::<usize>()).sum();
+    let versions: usize = row
+        .versions
+        .iter()
+        .map(|v| 16 + v.fields.iter().map(value_wire_bytes).sum::<usize>())
+        .sum();
     8 + 4 + row.key.len() + 2 + versions
+}
+
+/// Bytes a value (None: NULL) takes on the wire: its tag and its encoding.
+fn value_wire_bytes(v: &Option<Value>) -> usize {
+    1 + match v {
+        None => 0,
+        Some(Value::Integer(_) | Value::Float(_)) => 4,
+        Some(Value::Long(_) | Value::Double(_) | Value::Timestamp(_)) => 8,
+        Some(Value::Boolean(_)) => 1,
+        Some(Value::String(s)) => 4 + s.len(),
+        Some(Value::Binary(b)) => 4 + b.len(),
+        Some(Value::Enum(s)) => 1 + s.len(),
+    }
 }
 
 /// A Get response: columns, then 0 (no row) or 1 and the row.
@@ -308,6 +334,40 @@ pub fn encode_page(w: &mut Writer, schema: &TableSchema, rows: &[TableRow], resu
         encode_row(w, row);
     }
     encode_resume(w, resume);
+}
+
+/// An IndexQuery response: columns, entry count, per entry its values, row key and row (if
+/// any), resume.
+pub fn encode_index_page(
+    w: &mut Writer,
+    schema: &TableSchema,
+    hits: &[IndexHit],
+    resume: Option<&[u8]>,
+) {
+    encode_columns(w, schema);
+    w.u32(hits.len() as u32);
+    for hit in hits {
+        assert!(hit.values.len() <= INDEX_FIELDS_MAX, "an entry has one value per index field");
+        w.u8(hit.values.len() as u8);
+        for value in &hit.values {
+            w.value(&value_ref(value.as_ref()));
+        }
+        w.bytes(&hit.row_key);
+        match &hit.row {
+            None => w.u8(0),
+            Some(row) => {
+                w.u8(1);
+                encode_row(w, row);
+            }
+        }
+    }
+    encode_resume(w, resume);
+}
+
+/// Bytes `hit` takes in an IndexQuery response (what [`encode_index_page`] writes for it).
+pub fn index_hit_wire_bytes(hit: &IndexHit) -> usize {
+    let values: usize = hit.values.iter().map(value_wire_bytes).sum();
+    1 + values + 4 + hit.row_key.len() + 1 + hit.row.as_ref().map_or(0, row_wire_bytes)
 }
 
 pub fn encode_multi_delete(w: &mut Writer, outcome: &MultiDeleteOutcome) {
@@ -547,6 +607,40 @@ pub fn decode_page(body: &[u8]) -> WireResult<Rows> {
     })
 }
 
+/// An IndexQuery response. Counts are bounded: at most [`PAGE_ROWS_MAX`] entries, at most
+/// [`INDEX_FIELDS_MAX`] values each.
+pub fn decode_index_page(body: &[u8]) -> WireResult<IndexRows> {
+    whole(body, |r| {
+        let columns = columns(r)?;
+        let at = r.position();
+        let count = r.u32("entry count")? as usize;
+        if count > PAGE_ROWS_MAX {
+            return Err(bad(at, "entry count", count as u64));
+        }
+        // An entry takes at least 6 bytes (a value count, an empty key, the row flag).
+        let mut hits = Vec::with_capacity(count.min(r.left() / 6));
+        for _ in 0..count {
+            hits.push(index_row(r, columns.len())?);
+        }
+        Ok(IndexRows { columns, hits, resume: resume(r)? })
+    })
+}
+
+fn index_row(r: &mut Reader<'_>, columns: usize) -> WireResult<IndexRow> {
+    let at = r.position();
+    let count = usize::from(r.u8("index value count")?);
+    if count > INDEX_FIELDS_MAX {
+        return Err(WireError::TooManyIndexValues { at, count });
+    }
+    let mut values = Vec::with_capacity(count);
+    for _ in 0..count {
+        values.push(r.value()?.to_value());
+    }
+    let row_key = r.bytes("row key")?.to_vec();
+    let row = if flag(r, "row flag")? { Some(row(r, columns)?) } else { None };
+    Ok(IndexRow { values, row_key, row })
+}
+
 pub fn decode_multi_delete(body: &[u8]) -> WireResult<MultiDeleteOutcome> {
     whole(body, |r| {
         Ok(MultiDeleteOutcome { deleted: r.u32("deleted")? as usize, resume: resume(r)? })
@@ -771,6 +865,36 @@ mod tests {
         assert_eq!(rows.page.rows.len(), 2);
         assert_eq!(rows.page.resume.as_deref(), Some(&b"next"[..]));
         all_cuts_fail(&w.buf, decode_page);
+    }
+
+    /// An index page round-trips (with and without rows, NULL values), each entry's wire size
+    /// is what the encoder writes, and every truncation fails.
+    #[test]
+    fn index_pages_round_trip() {
+        let s = schema();
+        let hits = [
+            IndexHit {
+                entry: vec![0, 0, 0, 9, 1],
+                values: vec![Some(Value::String("Oslo".into())), None],
+                row_key: vec![1, 2, 3],
+                row: Some(sample_row()),
+            },
+            IndexHit { entry: vec![], values: vec![None], row_key: vec![4], row: None },
+        ];
+        let mut w = Writer::default();
+        encode_index_page(&mut w, &s, &hits, Some(b"next"));
+        let page = decode_index_page(&w.buf).expect("decodes");
+        assert_eq!(page.columns, ["id", "name"]);
+        let got: Vec<_> = page.hits.iter().map(|h| (&h.values, &h.row_key, &h.row)).collect();
+        let want: Vec<_> = hits.iter().map(|h| (&h.values, &h.row_key, &h.row)).collect();
+        assert_eq!(got, want);
+        assert_eq!(page.resume.as_deref(), Some(&b"next"[..]));
+        all_cuts_fail(&w.buf, decode_index_page);
+        let mut one = Writer::default();
+        encode_index_page(&mut one, &s, &hits[..1], None);
+        let mut none = Writer::default();
+        encode_index_page(&mut none, &s, &[], None);
+        assert_eq!(one.buf.len() - none.buf.len(), index_hit_wire_bytes(&hits[0]));
     }
 
     #[test]

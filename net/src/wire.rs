@@ -36,6 +36,12 @@ pub enum WireError {
         ringstore_model::constants::EXECUTE_OPS_MAX
     )]
     TooManyOperations { at: usize, count: usize },
+    #[error(
+        "an index query's equal-value count at byte {at} is {count}; the limit is {} \
+         (INDEX_FIELDS_MAX: an index has at most that many fields)",
+        ringstore_model::table::limits::INDEX_FIELDS_MAX
+    )]
+    TooManyIndexValues { at: usize, count: usize },
     #[error("{what} at byte {at} is {value}, which is not allowed here")]
     BadEnum { at: usize, what: &'static str, value: u64 },
     #[error("body has {extra} bytes after the last field (at byte {at})")]

@@ -1,5 +1,6 @@
 //! Requests coordinated across every shard by the shard that received them: Stats, DDL (always
-//! on shard 0, see `router.rs`) and scans that do not give a whole shard key.
+//! on shard 0, see `router.rs`), scans that do not give a whole shard key and index queries
+//! (`index_query.rs`).
 //!
 //! A scan that bounds the first key field is merged across the shards in key order
 //! (`merged_scan.rs`). A full scan (nothing bounds the first key field; the client allowed it)
@@ -15,11 +16,11 @@ use ringstore_storage::table::{CatalogTable, Outcome, TableError, TableRow};
 
 use crate::error::RequestError;
 use crate::forward::ask;
-use crate::merged_scan;
 use crate::mesh::ShardMsg;
 use crate::router::FanOutKind;
 use crate::shard::Shard;
 use crate::table_ops::{self, scan_page};
+use crate::{index_query, merged_scan};
 
 /// Bytes of the shard number at the start of a fanned-out scan's resume token.
 const SCAN_TOKEN_SHARD_BYTES: usize = 2;
@@ -60,6 +61,9 @@ pub async fn run(
             };
             response::encode_page(out, t.schema(), &rows, resume.as_deref());
             Ok(())
+        }
+        FanOutKind::IndexQuery { table, query } => {
+            index_query::run(shard, table, query, body, out).await
         }
     }
 }

@@ -27,6 +27,7 @@ pub mod fd_limit;
 pub mod forward;
 pub mod idle;
 pub mod idle_task;
+pub mod index_query;
 pub mod inflight;
 pub mod inline;
 pub mod listener;

@@ -17,7 +17,7 @@ use glommio::channels::shared_channel::{
     self, ConnectedReceiver, ConnectedSender, SharedReceiver, SharedSender,
 };
 use ringstore_net::{ErrorReply, Header, ShardStats};
-use ringstore_storage::table::{Outcome, RowPage};
+use ringstore_storage::table::{IndexPage, Outcome, RowPage};
 use ringstore_storage::Durability;
 
 use crate::error::RequestError;
@@ -39,6 +39,13 @@ pub enum ShardMsg {
         limit: u32,
         resume: Option<Vec<u8>>,
         reply: oneshot::Sender<Result<RowPage, ErrorReply>>,
+    },
+    /// One page of this shard's entries of an index query: the IndexQuery request body, with
+    /// the coordinator's resume position (an entry key) in place of the request's token.
+    IndexPage {
+        body: Vec<u8>,
+        resume: Option<Vec<u8>>,
+        reply: oneshot::Sender<Result<IndexPage, ErrorReply>>,
     },
     /// Run this RESP command here (`resp_commands.rs`): a one-key command on a key this shard
     /// owns, or this shard's part of a node-wide one; reply with the RESP reply bytes.

@@ -66,6 +66,7 @@ const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
     ("ops_multi_get", Counter, "MultiGet requests the shard executed."),
     ("ops_multi_delete", Counter, "MultiDelete requests the shard executed."),
     ("ops_scan", Counter, "Scan requests the shard executed."),
+    ("ops_index_query", Counter, "Index queries the shard coordinated."),
     ("requests_errors", Counter, "Requests the shard answered with an error status."),
     ("requests_busy", Counter, "Requests refused because an in-flight or buffer limit was reached."),
     ("requests_deferred", Counter, "Times a request waited unread until its connection's output had room for its response."),

@@ -13,7 +13,7 @@ use crate::dispatch::{error_frame, handle_frame};
 use crate::mesh::ShardMsg;
 use crate::shard::Shard;
 use crate::table_ops::scan_page;
-use crate::{resp_commands, resp_forwarded};
+use crate::{index_query, resp_commands, resp_forwarded};
 
 /// Serves the messages one peer sends here (`rx`, the receiving end of its channel) until it
 /// closes the channel. Each message runs in its own task, so a slow one does not hold up the
@@ -58,6 +58,9 @@ async fn serve(shard: &Rc<Shard>, msg: ShardMsg) {
         }
         ShardMsg::ScanPage { body, limit, resume, reply } => {
             let _ = reply.send(scan_page(shard, &body, limit, resume.as_deref()).await);
+        }
+        ShardMsg::IndexPage { body, resume, reply } => {
+            let _ = reply.send(index_query::shard_page(shard, &body, resume.as_deref()).await);
         }
         ShardMsg::Resp { command, durability, reply } => {
             Counters::add(&shard.counters.forwarded_in, 1);

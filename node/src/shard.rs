@@ -165,6 +165,7 @@ pub fn op_name(op: Opcode) -> &'static str {
         Opcode::MultiGet => "multi_get",
         Opcode::MultiDelete => "multi_delete",
         Opcode::Scan => "scan",
+        Opcode::IndexQuery => "index_query",
     }
 }
 

@@ -18,6 +18,7 @@ use ringstore_storage::table::{
 use ringstore_storage::Durability;
 
 use crate::error::RequestError;
+use crate::index_query;
 use crate::shard::Shard;
 
 /// Runs `req` here and writes the response body into `out`. Stats, DDL and fanned-out scans are
@@ -83,6 +84,10 @@ pub async fn run(
             response::encode_page(out, t.schema(), &page.rows, page.resume.as_deref());
             Ok(())
         }
+        // The router fans index queries out; one that arrives here runs the same way.
+        Request::IndexQuery { table, query } => {
+            index_query::run(shard, table, query, &body_of(req), out).await
+        }
         Request::MultiDelete { table, range } => {
             let t = tables.table(table)?;
             let key = present(range.key);
@@ -92,6 +97,13 @@ pub async fn run(
             Ok(())
         }
     }
+}
+
+/// The body of `req`, encoded again (for a request whose body must travel to other shards).
+fn body_of(req: &Request<'_>) -> Vec<u8> {
+    let mut body = Writer::default();
+    req.encode(&mut body);
+    body.buf
 }
 
 /// One page of a MultiGet or of this shard's part of a Scan, with the limit and resume given
@@ -146,10 +158,21 @@ pub fn page_budget(shard: &Shard, t: &CatalogTable) -> usize {
 /// Keeps the leading rows that fit in `budget` (at least one unless `may_empty`) and takes their
 /// bytes off it; true if rows were dropped (the page then ends at the last row kept).
 pub fn trim_to_budget(rows: &mut Vec<TableRow>, budget: &mut usize, may_empty: bool) -> bool {
+    trim_items_to_budget(rows, budget, may_empty, response::row_wire_bytes)
+}
+
+/// [`trim_to_budget`] for any response item whose encoded size `wire_bytes` gives (rows, index
+/// entries).
+pub fn trim_items_to_budget<T>(
+    rows: &mut Vec<T>,
+    budget: &mut usize,
+    may_empty: bool,
+    wire_bytes: impl Fn(&T) -> usize,
+) -> bool {
     let mut used = 0;
     let mut keep = 0;
     for row in rows.iter() {
-        let bytes = response::row_wire_bytes(row);
+        let bytes = wire_bytes(row);
         if used + bytes > *budget && (keep > 0 || may_empty) {
             break;
         }
@@ -207,7 +230,8 @@ impl<'a> OwnedWrite<'a> {
     }
 }
 
-fn bound(b: &Option<Bound<'_>>) -> Option<RangeBound> {
+/// A range bound in the table layer's form (None: open, or a NULL the decoder let through).
+pub(crate) fn bound(b: &Option<Bound<'_>>) -> Option<RangeBound> {
     let b = b.as_ref()?;
     Some(RangeBound { value: b.value.to_value()?, inclusive: b.inclusive })
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use ringstore_net::frame::{Flags, FrameHeader};
-use ringstore_net::request::RangeBody;
+use ringstore_net::request::{Bound, IndexBody, RangeBody};
 use ringstore_net::{FieldsBuf, Opcode, Request};
 use ringstore_storage::record::{self, RecordMeta};
 use ringstore_storage::table::{ValueRef, VersionSelect};
@@ -111,6 +111,15 @@ fn write_seeds() {
         Request::MultiGet { table: "people", range: RangeBody::new(partial.list(), 100) },
         Request::Scan { table: "people", range: RangeBody::new(partial.list(), 10) },
         Request::MultiDelete { table: "people", range: RangeBody::new(partial.list(), 5) },
+        Request::IndexQuery {
+            table: "people",
+            query: IndexBody {
+                range: Some((Some(Bound { value: ValueRef::Long(30), inclusive: false }), None)),
+                reverse: true,
+                resume: Some(b"\x00\x00\x00\x09\x01"),
+                ..IndexBody::new("by_team_age", vec![ValueRef::String("red")], 50)
+            },
+        },
     ];
     for (i, req) in requests.iter().enumerate() {
         let opcode = Opcode::ALL.iter().position(|o| *o == req.opcode()).expect("known opcode");

@@ -5,8 +5,8 @@
 //! (one snapshot of the entries); each entry names its row, which is then read (unless the
 //! query is keys-only) and checked to still call for that entry, so a row that changed since
 //! the snapshot is left out rather than shown under values it no longer has. The page's resume
-//! token is its last entry key. The node's fan-out over shards and its merge in index order
-//! (entry keys compare alike on every shard) are not done yet.
+//! token is its last entry key. The node runs it on every shard and merges the pages in index
+//! order (entry keys compare alike on every shard): `node/src/index_query.rs`.
 
 use crate::constants::SCAN_LIMIT_MAX;
 use crate::disk::Disk;
