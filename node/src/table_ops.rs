@@ -18,11 +18,10 @@ use ringstore_storage::table::{
 use ringstore_storage::Durability;
 
 use crate::error::RequestError;
-use crate::index_query;
 use crate::shard::Shard;
 
-/// Runs `req` here and writes the response body into `out`. Stats, DDL and fanned-out scans are
-/// in `fanout.rs`; this covers everything one shard answers alone.
+/// Runs `req` here and writes the response body into `out`. Stats, DDL, fanned-out scans and
+/// index queries are in `fanout.rs`; this covers everything one shard answers alone.
 pub async fn run(
     shard: &Rc<Shard>,
     req: &Request<'_>,
@@ -84,9 +83,8 @@ pub async fn run(
             response::encode_page(out, t.schema(), &page.rows, page.resume.as_deref());
             Ok(())
         }
-        // The router fans index queries out; one that arrives here runs the same way.
-        Request::IndexQuery { table, query } => {
-            index_query::run(shard, table, query, &body_of(req), out).await
+        Request::IndexQuery { .. } => {
+            unreachable!("router.rs fans out every index query, forwarded or not (index_query.rs)")
         }
         Request::MultiDelete { table, range } => {
             let t = tables.table(table)?;
@@ -97,13 +95,6 @@ pub async fn run(
             Ok(())
         }
     }
-}
-
-/// The body of `req`, encoded again (for a request whose body must travel to other shards).
-fn body_of(req: &Request<'_>) -> Vec<u8> {
-    let mut body = Writer::default();
-    req.encode(&mut body);
-    body.buf
 }
 
 /// One page of a MultiGet or of this shard's part of a Scan, with the limit and resume given

@@ -86,7 +86,8 @@ pub enum Versions {
     Range { from: u64, to: u64, max: u32 },
 }
 
-/// `SELECT cols FROM t [WHERE ...] [ORDER BY f [ASC|DESC]] [LIMIT n] [ALLOW FULL SCAN]`.
+/// `SELECT cols FROM t [WHERE ...] [USING INDEX idx] [ORDER BY f [ASC|DESC]] [LIMIT n]
+/// [ALLOW FULL SCAN]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Select {
     pub table: String,
@@ -108,6 +109,9 @@ pub struct Select {
     pub limit: Option<u64>,
     /// A trailing `ALLOW FULL SCAN`.
     pub allow_full_scan: bool,
+    /// `USING INDEX idx`: the WHERE clause is on the fields of secondary index `idx` (equalities
+    /// on a leading prefix of them, a range on the next), whose entries give the rows.
+    pub using_index: Option<String>,
     /// `VERSIONS ...`: every version shown on its own line, with its version and timestamp.
     pub versions: Option<Versions>,
 }

@@ -12,7 +12,8 @@ use super::limits::UPSERT_ROWS_MAX;
 use super::literal::Literal;
 use super::timestamp::parse_utc_ms;
 
-/// `SELECT ( * | names ) FROM t [WHERE ...] [ORDER BY f [ASC|DESC]] [LIMIT n] [ALLOW FULL SCAN]`.
+/// `SELECT ( * | names ) FROM t [WHERE ...] [USING INDEX idx] [ORDER BY f [ASC|DESC]] [LIMIT n]
+/// [ALLOW FULL SCAN]`.
 pub(crate) fn select(c: &mut Cursor<'_>) -> Result<Select> {
     let columns =
         if c.eat_punct(Punct::Star) { None } else { Some(names(c, "* or a column name")?) };
@@ -31,7 +32,12 @@ pub(crate) fn select(c: &mut Cursor<'_>) -> Result<Select> {
         limit: None,
         allow_full_scan: false,
         versions: None,
+        using_index: None,
     };
+    if c.eat_keyword("USING") {
+        c.expect_keyword("INDEX")?;
+        select.using_index = Some(c.name("an index name")?.0);
+    }
     if c.eat_keyword("VERSIONS") {
         select.versions = Some(versions(c)?);
     }
@@ -54,9 +60,11 @@ fn clauses_left(select: &Select) -> String {
     let (ordered, limited) = (select.order_by.is_some(), select.limit.is_some());
     let open = !ordered && !limited && !select.allow_full_scan;
     let unversioned = open && select.versions.is_none();
+    let unindexed = unversioned && select.using_index.is_none();
     let clauses = [
-        (!conditions && unversioned, "WHERE"),
-        (conditions && unversioned, "AND"),
+        (!conditions && unindexed, "WHERE"),
+        (conditions && unindexed, "AND"),
+        (unindexed, "USING INDEX"),
         (unversioned, "VERSIONS"),
         (open, "ORDER BY"),
         (!limited && !select.allow_full_scan, "LIMIT"),

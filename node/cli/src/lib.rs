@@ -24,8 +24,9 @@
 //! script     = { ";" } [ statement { ";" { ";" } [ statement ] } ] ;   (* admin blocks need no ";" *)
 //! statement  = admin_block | select | upsert | update | delete | batch | describe | stats
 //!            | topology | sql_ddl ;
-//! select     = SELECT ( "*" | name { "," name } ) FROM name [ WHERE conditions ] [ versions ]
-//!              [ ORDER BY name [ ASC | DESC ] ] [ LIMIT whole ] [ ALLOW FULL SCAN ] ;
+//! select     = SELECT ( "*" | name { "," name } ) FROM name [ WHERE conditions ]
+//!              [ USING INDEX name ] [ versions ] [ ORDER BY name [ ASC | DESC ] ] [ LIMIT whole ]
+//!              [ ALLOW FULL SCAN ] ;
 //! versions   = VERSIONS ( whole | ALL ) [ FROM version TO version ]
 //!            | VERSIONS FROM version TO version ;                 (* [from, to), newest first *)
 //! upsert     = UPSERT INTO name "(" name { "," name } ")" VALUES row { "," row } [ using ] [ if ] ;
@@ -60,7 +61,9 @@
 //! NULL`) are names only in double quotes. A WHERE clause holds equalities plus bounds on at most
 //! one range field (at most one lower and one upper bound); `123 < orderid < 456` is the Lindorm
 //! form of two bounds, and BETWEEN is two inclusive bounds. With a range, ORDER BY must name the
-//! range field. A batch's writes are statements of their own, numbered in the script like any
+//! range field. With `USING INDEX idx` the conditions are on the index's fields instead of the
+//! primary key's (equalities on a leading prefix, a range on the next; `f = NULL` finds the rows
+//! without a value), and the rows come in index order (`run/index_select.rs`). A batch's writes are statements of their own, numbered in the script like any
 //! other (`batch.rs`); a batch is one table's and at most `EXECUTE_OPS_MAX` operations. Every
 //! limit is in [`limits`].
 

@@ -15,11 +15,14 @@
 //! | `SELECT`, WHERE gives the whole primary key | one get (with `VERSIONS`, of those versions: `versions.rs`) |
 //! | `SELECT`, WHERE covers the shard key | multiGet pages, following resume tokens until LIMIT rows or the end |
 //! | `SELECT`, WHERE does not cover the shard key | scan pages; the node refuses them (217) without `ALLOW FULL SCAN` |
+//! | `SELECT ... USING INDEX idx` | index query pages (`index_select.rs`): the WHERE clause on the index's fields, rows in index order |
 //! | `DELETE`, WHERE gives the whole primary key | one delete |
 //! | `DELETE`, partial key | one multiDelete (atomic; the node answers with no resume token) |
 //! | DDL, `DESCRIBE`, `STATS`, `TOPOLOGY` | DDL, Describe, Stats; the topology learnt at connect |
 //!
 //! Every failure is a [`CliError`]: the server's code and message, or a local 8xx code.
+
+mod index_select;
 
 use std::collections::HashMap;
 use std::io::{ErrorKind, Write};
@@ -409,6 +412,9 @@ impl Session {
     }
 
     fn select(&mut self, s: &Select) -> Result<String> {
+        if let Some(index) = &s.using_index {
+            return self.index_select(s, index);
+        }
         let described = self.schema(&s.table)?;
         let schema = described.schema();
         check_columns(schema, s.columns.as_deref())?;

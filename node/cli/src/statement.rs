@@ -191,6 +191,7 @@ mod tests {
             limit: None,
             allow_full_scan: false,
             versions: None,
+            using_index: None,
         }
     }
 
@@ -576,9 +577,9 @@ mod tests {
             }
         );
         let e = error("SELECT * FROM t WHERE a = 1 b");
-        assert!(e
-            .to_string()
-            .contains("expected AND, VERSIONS, ORDER BY, LIMIT, ALLOW FULL SCAN or the end"));
+        assert!(e.to_string().contains(
+            "expected AND, USING INDEX, VERSIONS, ORDER BY, LIMIT, ALLOW FULL SCAN or the end"
+        ));
         let e = error("SELECT * FROM t WHERE a <> 1");
         assert!(e.to_string().ends_with("expected a comparison: =, <, <=, > or >=, found \"<>\""));
         let e = error("UPSERT INTO t (a) VALUES (12ab)");
