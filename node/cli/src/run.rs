@@ -32,8 +32,8 @@ use std::time::Duration;
 
 use ringstore_model::constants::{BATCH_OPS_MAX, SCAN_LIMIT_MAX};
 use ringstore_model::table::{
-    bounds_first_key_field, CatalogTable, ExecuteOutcome, FieldRange, Outcome, RangeBound,
-    TableRow, TableSchema, Value, WriteOutcome,
+    bounds_first_key_field, CatalogTable, ExecuteOutcome, FieldRange, FieldType, Outcome,
+    RangeBound, TableRow, TableSchema, Value, WriteOutcome,
 };
 use ringstore_net::{Client, ClientError, ClientOptions, RangeQuery, ShardStats, Topology};
 
@@ -730,19 +730,20 @@ fn typed_range(schema: &TableSchema, given: usize, spec: &RangeSpec) -> Result<T
         return Err(CliError::invalid(message));
     }
     let ty = schema.key_field(position).ty();
-    let bound = |b: &Bound<Literal>| -> Result<Option<RangeBound>> {
-        Ok(match b {
-            Bound::Unbounded => None,
-            Bound::Included(l) => {
-                Some(RangeBound { value: to_value(l, ty, &spec.field)?, inclusive: true })
-            }
-            Bound::Excluded(l) => {
-                Some(RangeBound { value: to_value(l, ty, &spec.field)?, inclusive: false })
-            }
-        })
-    };
+    let bound = |b: &Bound<Literal>| range_bound(b, ty, &spec.field);
     let bounds = FieldRange { start: bound(&spec.start)?, end: bound(&spec.end)? };
     Ok(TypedRange { field: spec.field.clone(), bounds })
+}
+
+/// A range bound of a WHERE clause as the table layer's, its literal typed as field `field`
+/// (of type `ty`); None when unbounded.
+fn range_bound(b: &Bound<Literal>, ty: &FieldType, field: &str) -> Result<Option<RangeBound>> {
+    let (literal, inclusive) = match b {
+        Bound::Unbounded => return Ok(None),
+        Bound::Included(l) => (l, true),
+        Bound::Excluded(l) => (l, false),
+    };
+    Ok(Some(RangeBound { value: to_value(literal, ty, field)?, inclusive }))
 }
 
 /// What the WHERE clause's `given` equalities are, for messages: `equalities on (a, b)`, or

@@ -10,10 +10,10 @@ use ringstore_model::table::{CatalogTable, IndexDef, RangeBound, TableRow, Table
 use ringstore_net::IndexLookup;
 
 use super::{
-    cells, check_columns, field_names, projection, too_many_rows, CliError, Result, Session,
-    CODE_CONNECTION, RESULT_ROWS_MAX,
+    cells, check_columns, field_names, projection, range_bound, too_many_rows, CliError, Result,
+    Session, CODE_CONNECTION, RESULT_ROWS_MAX,
 };
-use crate::{to_optional_value, to_value, Literal, Select};
+use crate::{to_optional_value, Literal, Select};
 
 /// The node's code for an index the table does not have (docs/ERRORS.md), which the CLI gives
 /// too when the table's description lists no such index.
@@ -152,17 +152,7 @@ fn index_plan(schema: &TableSchema, def: &IndexDef, s: &Select) -> Result<IndexP
         return Err(invalid(format!("{}: {what}", spec.field)));
     }
     let ty = field_type(schema, def, next);
-    let bound = |b: &Bound<Literal>| -> Result<Option<RangeBound>> {
-        Ok(match b {
-            Bound::Unbounded => None,
-            Bound::Included(l) => {
-                Some(RangeBound { value: to_value(l, ty, &spec.field)?, inclusive: true })
-            }
-            Bound::Excluded(l) => {
-                Some(RangeBound { value: to_value(l, ty, &spec.field)?, inclusive: false })
-            }
-        })
-    };
+    let bound = |b: &Bound<Literal>| range_bound(b, ty, &spec.field);
     Ok(IndexPlan { equal, range: Some((bound(&spec.start)?, bound(&spec.end)?)) })
 }
 
