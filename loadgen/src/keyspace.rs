@@ -37,6 +37,12 @@ pub fn key(n: u64, size: usize) -> String {
     k
 }
 
+/// The topology of a RESP server at `port`: one partition, reached through that port (a
+/// Redis-protocol server's routing is its own).
+pub fn resp_topology(port: u16) -> Topology {
+    Topology { shard: 0, shared_port: port, shard_ports: vec![0], partition_owners: vec![0] }
+}
+
 /// Where the keys of the benchmark table live.
 #[derive(Debug)]
 pub struct KeySpace {
@@ -75,9 +81,7 @@ impl KeySpace {
             .primary_key(&[KEY_FIELD])
             .build()
             .map_err(|e| format!("the RESP key space's schema: {e}"))?;
-        let topology =
-            Topology { shard: 0, shared_port: 0, shard_ports: vec![0], partition_owners: vec![0] };
-        KeySpace::new(schema, &topology, key_size, 0)
+        KeySpace::new(schema, &resp_topology(0), key_size, 0)
     }
 
     /// Computes the partitions of keys 0..precompute.

@@ -14,7 +14,7 @@ use ringstore_net::{Client, Topology};
 use crate::distribution::KeyDistribution;
 use crate::embedded::EmbeddedNode;
 use crate::engine::{self, Outcome, Pacing, Protocol, RunSpec, Workload};
-use crate::keyspace::{KeySpace, CREATE_TABLE, TABLE};
+use crate::keyspace::{resp_topology, KeySpace, CREATE_TABLE, TABLE};
 use crate::node_figures;
 use crate::output::progress::Progress;
 use crate::results::{OpKind, RunResult};
@@ -102,12 +102,7 @@ pub fn bench(target: &Target, plan: &Plan, label: &str) -> Result<Finished, Stri
 /// the address given; the server's CPU time still comes from /proc with its pid.
 fn bench_resp(target: &Target, plan: &Plan, label: &str) -> Result<Finished, String> {
     let ks = Arc::new(KeySpace::resp(plan.key_size)?);
-    let topology = Topology {
-        shard: 0,
-        shared_port: target.addr.port(),
-        shard_ports: vec![0],
-        partition_owners: vec![0],
-    };
+    let topology = resp_topology(target.addr.port());
     if plan.load {
         load(target, &topology, &ks, plan)?;
     }

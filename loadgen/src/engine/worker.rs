@@ -397,8 +397,6 @@ impl Worker {
         let shard = ks.shard_of(partition);
         let sessions = &self.clients[c].sessions;
         let session = sessions[if sessions.len() > 1 { shard } else { 0 }];
-        fields.clear();
-        fields.push(KEY_FIELD, ValueRef::String(key));
         let w = &shared.workload;
         if w.protocol == Protocol::Resp {
             // Scans are refused before a RESP run starts (`check_resp`).
@@ -412,6 +410,8 @@ impl Worker {
             }
             return (session, id);
         }
+        fields.clear();
+        fields.push(KEY_FIELD, ValueRef::String(key));
         let id = match op {
             OpKind::Read => {
                 let req = Request::Get {
