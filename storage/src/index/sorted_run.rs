@@ -1,7 +1,8 @@
 //! The static part of the index: every key of the last merge, sorted, in three flat arrays.
 //!
 //! The per-key budget of the whole index is 32 bytes beyond the key itself, so this part spends
-//! exactly 28: a 4-byte end offset into one shared key arena and the 24-byte entry. There are no
+//! 28 per key: a 4-byte end offset into one shared key arena and the 24-byte entry, plus 0.75 for
+//! the sample levels below (28.8 B/key in all). There are no
 //! per-key pointers or allocations, which is also what makes `memory_bytes()` exact: the memory is
 //! the lengths (or capacities) of four buffers. The key arena and the end offsets never change
 //! after a merge, so they are shared as `Rc<[_]>` with checkpoint snapshots without copying; only
@@ -14,6 +15,12 @@
 //! `SAMPLE_STRIDE` keys for keys that differ in those 8 bytes. A second level, every
 //! `TOP_STRIDE`-th sample, is small enough to stay in cache and narrows the sample search to
 //! one or two cache lines.
+//!
+//! Inside the block the search reads each key's 8 bytes after the prefix as one load from the
+//! arena, masked to the key's length, and the sample level also holds where the block's key
+//! bytes start, so they are asked for (prefetched) while the end offsets load instead of after
+//! them. docs/BENCHMARKS.md (lever 22) has the A/B of each, from
+//! `cargo bench -p ringstore-storage --bench index`.
 
 use std::cmp::Ordering;
 use std::rc::Rc;
@@ -22,8 +29,27 @@ use zerocopy::byteorder::little_endian::U32;
 
 use super::entry::{dead_entry, is_dead, IndexEntry};
 
-/// Keys per sample. 16 keys costs 0.5 B/key and leaves four probes inside a block.
+/// Keys per sample. 16 keys costs 0.75 B/key (an 8-byte sample and its 4-byte end offset) and
+/// leaves a scan of at most 16 keys inside a block.
 pub(super) const SAMPLE_STRIDE: usize = 16;
+
+/// Bytes of a cache line, the unit [`SortedRun::prefetch_block`] asks for.
+const CACHE_LINE_BYTES: usize = 64;
+
+/// Lines of a block's key bytes asked for ahead of the scan: 16 keys of up to 24 bytes.
+const PREFETCH_LINES_MAX: usize = 6;
+
+/// Asks the CPU to bring the cache line at `ptr` in; a hint that never faults, whatever `ptr` is.
+#[inline(always)]
+fn prefetch(ptr: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it reads nothing the program sees and never faults.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(ptr.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = ptr;
+}
 
 /// Samples per entry of the second level. 16 samples are 128 bytes, two cache lines, so the
 /// search below one top entry reads at most two lines of the sample array.
@@ -35,6 +61,10 @@ pub(super) struct SortedRun {
     entries: Vec<IndexEntry>,
     /// `pad8(key(j * SAMPLE_STRIDE)[prefix_len..])` for every sampled key.
     samples: Box<[u64]>,
+    /// `ends[j * SAMPLE_STRIDE]` for every sampled key: where the key after it starts in the
+    /// arena. A block search starts right after a sampled key, so this gives the address of the
+    /// block's key bytes without waiting for the end-offset array (0.25 B/key).
+    sample_ends: Box<[u32]>,
     /// `samples[j * TOP_STRIDE]`: a second, cache-resident level over the samples.
     top: Box<[u64]>,
     /// Length of the prefix that every key shares (the common prefix of the first and last key).
@@ -58,12 +88,14 @@ impl SortedRun {
             ends,
             entries,
             samples: Box::default(),
+            sample_ends: Box::default(),
             top: Box::default(),
             prefix_len: 0,
             dead,
         };
         run.prefix_len = run.common_prefix_len();
         run.samples = run.build_samples();
+        run.sample_ends = run.ends.iter().step_by(SAMPLE_STRIDE).map(|e| e.get()).collect();
         run.top = run.samples.iter().step_by(TOP_STRIDE).copied().collect();
         run
     }
@@ -97,8 +129,58 @@ impl SortedRun {
     }
 
     pub(super) fn key(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1].get() as usize };
-        &self.keys[start..self.ends[i].get() as usize]
+        &self.keys[self.start(i)..self.ends[i].get() as usize]
+    }
+
+    /// Where slot `lo`'s key starts, for a `lo` that [`Self::narrow`] returned: 0 or one past a
+    /// sampled slot, whose end the sample level holds.
+    fn block_start(&self, lo: usize) -> usize {
+        if lo == 0 {
+            return 0;
+        }
+        debug_assert_eq!((lo - 1) % SAMPLE_STRIDE, 0, "a block starts after a sampled key");
+        self.sample_ends[(lo - 1) / SAMPLE_STRIDE] as usize
+    }
+
+    /// Asks for the cache lines of the block's key bytes, from `start` to the end of the sampled
+    /// key at `hi` (or the arena's end), at most [`PREFETCH_LINES_MAX`] of them: the scan reads
+    /// them in order, and these loads then overlap instead of following one another.
+    #[inline]
+    fn prefetch_block(&self, start: usize, hi: usize) {
+        let end = self.sample_ends.get(hi / SAMPLE_STRIDE).map_or(self.keys.len(), |&e| e as usize);
+        let lines = (end.saturating_sub(start)).div_ceil(CACHE_LINE_BYTES).min(PREFETCH_LINES_MAX);
+        for line in 0..lines {
+            prefetch(self.keys[start..].as_ptr().wrapping_add(line * CACHE_LINE_BYTES));
+        }
+    }
+
+    /// Where slot `i`'s key starts in the arena.
+    fn start(&self, i: usize) -> usize {
+        if i == 0 {
+            0
+        } else {
+            self.ends[i - 1].get() as usize
+        }
+    }
+
+    /// `pad8(key[prefix_len..])` of the key at `key_start..key_end` of the arena, read as one
+    /// 8-byte load from the arena and masked to the key's length. Keys in a benchmark-shaped key space often have fewer than 8 bytes after
+    /// their shared prefix (100k keys `k0000000000nnnnn`: 7), where `pad8` shifts bytes in one
+    /// by one; this costs the same load and one mask instead. The bytes past the key belong to
+    /// the next key and are masked off; only the last few keys of the arena take `pad8`.
+    #[inline]
+    fn head(&self, key_start: usize, key_end: usize) -> u64 {
+        let start = key_start + self.prefix_len;
+        let len = key_end - start;
+        match self.keys.get(start..start + 8) {
+            Some(window) => {
+                let bytes = u64::from_be_bytes(window.try_into().expect("an 8-byte window"));
+                // Keep the key's own `len` leading bytes (all 8 when len >= 8).
+                let mask = u64::MAX.checked_shr(8 * len as u32).map_or(u64::MAX, |m| !m);
+                bytes & mask
+            }
+            None => pad8(&self.keys[start..start + len]),
+        }
     }
 
     pub(super) fn entry(&self, i: usize) -> IndexEntry {
@@ -144,14 +226,25 @@ impl SortedRun {
             // several keys overlap instead of waiting for each other as binary search probes do.
             // Each key is first compared by its 8 bytes after the shared prefix as one number,
             // which decides nearly every comparison without a call to memcmp.
-            let p = self.prefix_len;
-            let before = |k: &[u8]| match pad8(&k[p..]).cmp(&probe) {
-                Ordering::Less => true,
-                Ordering::Greater => false,
-                Ordering::Equal if after_equal => k <= key,
-                Ordering::Equal => k < key,
-            };
-            return (lo..hi).find(|&i| !before(self.key(i))).unwrap_or(hi);
+            // The end offset of one key is the start of the next, so each step loads one. The
+            // first start comes from the sample level (the slot before `lo` is a sampled key),
+            // so the first key bytes load in parallel with the end offsets instead of after.
+            let mut start = self.block_start(lo);
+            self.prefetch_block(start, hi);
+            for i in lo..hi {
+                let end = self.ends[i].get() as usize;
+                let before = match self.head(start, end).cmp(&probe) {
+                    Ordering::Less => true,
+                    Ordering::Greater => false,
+                    Ordering::Equal if after_equal => &self.keys[start..end] <= key,
+                    Ordering::Equal => &self.keys[start..end] < key,
+                };
+                if !before {
+                    return i;
+                }
+                start = end;
+            }
+            return hi;
         }
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
@@ -207,6 +300,7 @@ impl SortedRun {
             + std::mem::size_of_val::<[U32]>(&self.ends)
             + self.entries.capacity() * std::mem::size_of::<IndexEntry>()
             + std::mem::size_of_val::<[u64]>(&self.samples)
+            + std::mem::size_of_val::<[u32]>(&self.sample_ends)
             + std::mem::size_of_val::<[u64]>(&self.top)
     }
 }
@@ -285,6 +379,19 @@ mod tests {
         let len = rng.gen_range(0..12);
         k.extend((0..len).map(|_| rng.gen_range(b'a'..=b'c')));
         k
+    }
+
+    #[test]
+    fn head_equals_pad8_of_every_key() {
+        let seed = 11;
+        let mut rng = StdRng::seed_from_u64(seed);
+        let keys: Vec<Vec<u8>> = (0..500).map(|_| random_key(&mut rng)).collect();
+        let run = run_of(keys);
+        for i in 0..run.len() {
+            let want = pad8(&run.key(i)[run.prefix_len..]);
+            let head = run.head(run.start(i), run.ends[i].get() as usize);
+            assert_eq!(head, want, "seed {seed} slot {i} key {:?}", run.key(i));
+        }
     }
 
     #[test]

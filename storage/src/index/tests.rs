@@ -314,11 +314,12 @@ fn memory_is_exact_and_within_budget_after_merge() {
     index.snapshot();
     assert_eq!(index.memory_bytes(), memory_from_fields(&index), "seed {seed}");
     // After a merge the delta is empty and every buffer has exact size, so the memory is
-    // 28 B/key for offsets and entries, plus the two sample levels, plus the keys.
+    // 28 B/key for offsets and entries, plus the two sample levels (a sample's 8 bytes and its
+    // key's 4-byte end offset; 8 bytes a top entry), plus the keys.
     let n = index.len();
     let samples = n.div_ceil(sorted_run::SAMPLE_STRIDE);
     let top = samples.div_ceil(sorted_run::TOP_STRIDE);
-    let expected = index.key_bytes() + 28 * n + 8 * (samples + top);
+    let expected = index.key_bytes() + 28 * n + 12 * samples + 8 * top;
     assert_eq!(index.memory_bytes(), expected, "seed {seed}");
     let per_key = (index.memory_bytes() - index.key_bytes()) as f64 / n as f64;
     assert!(per_key <= 32.0, "seed {seed}: {per_key} B/key");
