@@ -32,6 +32,13 @@
 #                   (100,000 keys preloaded, in ringstore-load's key format)
 #   resp-ycsb-c     ringstore-load --protocol resp --workload c --pipeline 1
 #
+# Durable same-client loads, not in `same-client` (ask for them with --loads, or
+# `same-client-durable`): Redis with appendonly yes and appendfsync always, the node with
+# --resp-durability sync (each SET's reply after the fdatasync that covers it):
+#
+#   rb-set-sync-p1  redis-benchmark -c 50 -d 100 -r 1000000 -t set -P 1
+#   rb-set-sync-p32 the same, -P 32
+#
 # Round 1 runs every load on every server, then round 2, and so on; within a round the order of
 # the servers rotates from load to load. Every (round, load, server) gets a freshly started server
 # on a fresh temporary directory. Server CPU per operation is user+system time from /proc/PID/stat
@@ -50,7 +57,8 @@
 #   --seconds S             measured seconds per run (default 10)
 #   --warmup S              warm-up seconds before each measured run, both servers (default 2)
 #   --loads LIST            comma-separated subset of the loads above (default: the first six;
-#                           `same-client` = the six same-client loads)
+#                           `same-client` = the six same-client loads;
+#                           `same-client-durable` = the two durable ones)
 #   --out DIR               where to write (default perf/results/compare-<UTC date-time>)
 #
 # Writes into the output directory: header.txt (revisions, kernel, CPU, date, command line),
@@ -116,11 +124,14 @@ declare -A SAME_CLIENT_DEF=(
     [rb-set-p1]="redis-benchmark set 1 none"
     [resp-ycsb-a]="ringstore-load a 1 none"
     [resp-ycsb-c]="ringstore-load c 1 none"
+    [rb-set-sync-p1]="redis-benchmark set 1 aof-always"
+    [rb-set-sync-p32]="redis-benchmark set 32 aof-always"
 )
 # Redis holds every key in memory; so does the node's record cache in the same-client loads:
 # 1,000,000 rows at 256 bytes each, with room to spare, on each shard.
 SAME_CLIENT_CACHE_BYTES=$((384 * 1024 * 1024))
 SAME_CLIENT_LOADS=rb-get-p32,rb-set-p32,rb-get-p1,rb-set-p1,resp-ycsb-a,resp-ycsb-c
+SAME_CLIENT_DURABLE_LOADS=rb-set-sync-p1,rb-set-sync-p32
 for l in "${!SAME_CLIENT_DEF[@]}"; do
     read -r -a d <<<"${SAME_CLIENT_DEF[$l]}"
     LOAD_DEF[$l]="${d[1]} ${d[2]} ${d[3]}"
@@ -130,8 +141,10 @@ declare -A REDIS_GUESS=(
     [get-p32]=400000 [put-nosync-p32]=300000 [get-p1]=40000 [put-nosync-p1]=40000
     [put-sync-p1]=5000 [put-sync-p32]=50000
     [rb-get-p32]=400000 [rb-set-p32]=300000 [rb-get-p1]=40000 [rb-set-p1]=40000
+    [rb-set-sync-p1]=5000 [rb-set-sync-p32]=50000
 )
 [[ $LOADS != same-client ]] || LOADS=$SAME_CLIENT_LOADS
+[[ $LOADS != same-client-durable ]] || LOADS=$SAME_CLIENT_DURABLE_LOADS
 IFS=, read -r -a LOAD_LIST <<<"$LOADS"
 for l in "${LOAD_LIST[@]}"; do
     [[ -n ${LOAD_DEF[$l]:-} ]] || die "unknown load '$l'; known: ${!LOAD_DEF[*]}"
@@ -518,7 +531,9 @@ what = {"get-p32": "get, pipeline 32", "put-nosync-p32": "put NoSync / SET, pipe
         "rb-get-p1": "redis-benchmark GET on both, pipeline 1",
         "rb-set-p1": "redis-benchmark SET on both (no persistence / RESP no-sync), pipeline 1",
         "resp-ycsb-a": "ringstore-load --protocol resp YCSB A on both, pipeline 1",
-        "resp-ycsb-c": "ringstore-load --protocol resp YCSB C on both, pipeline 1"}
+        "resp-ycsb-c": "ringstore-load --protocol resp YCSB C on both, pipeline 1",
+        "rb-set-sync-p1": "redis-benchmark SET on both (appendfsync always / RESP sync), pipeline 1",
+        "rb-set-sync-p32": "redis-benchmark SET on both (appendfsync always / RESP sync), pipeline 32"}
 
 def val(rnd, load, server, f):
     r = by.get((rnd, load, server))

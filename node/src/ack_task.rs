@@ -10,8 +10,9 @@ use std::rc::Rc;
 use ringstore_storage::table::OpError;
 
 use crate::dispatch::failure_frame;
-use crate::durable_acks::{DurableAcks, Waiting};
+use crate::durable_acks::{DurableAcks, ReplyTo, Waiting};
 use crate::output::Output;
+use crate::resp_commands;
 use crate::shard::Shard;
 
 /// The acknowledging task of one shard; runs until the shard stops (its handle is dropped).
@@ -44,20 +45,33 @@ fn deliver(acks: &DurableAcks, shard: &Shard) -> bool {
     let mut delivered = false;
     for w in queue.extract_if(.., covered) {
         delivered = true;
-        let frame = match store.is_durable(w.wait) {
-            Ok(_) => w.frame,
-            Err(e) => {
-                shard.buffers.give(w.frame);
-                failure_frame(shard, w.header, OpError::from(e).into())
-            }
-        };
+        let out = w.to.out().clone();
         // Consecutive entries are mostly one connection's pipelined writes: each connection
         // is sent once its run of entries ends.
-        if let Some(previous) = last.take_if(|p| !Rc::ptr_eq(p, &w.out)) {
+        if let Some(previous) = last.take_if(|p| !Rc::ptr_eq(p, &out)) {
             previous.flush_now(&shard.counters);
         }
-        w.out.finish(&shard.buffers, frame, w.slot);
-        last.get_or_insert(w.out);
+        let failed = store.is_durable(w.wait).err();
+        match w.to {
+            ReplyTo::Frame { header, out } => {
+                let frame = match failed {
+                    None => w.frame,
+                    Some(e) => {
+                        shard.buffers.give(w.frame);
+                        failure_frame(shard, header, OpError::from(e).into())
+                    }
+                };
+                out.finish(&shard.buffers, frame, w.slot);
+            }
+            ReplyTo::Resp { conn, seq } => {
+                let reply = match failed {
+                    None => w.frame,
+                    Some(e) => resp_commands::error_reply(&format!("ERR {e}")),
+                };
+                conn.finish(seq, reply, w.slot);
+            }
+        }
+        last.get_or_insert(out);
     }
     if let Some(previous) = last {
         previous.flush_now(&shard.counters);

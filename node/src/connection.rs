@@ -41,7 +41,7 @@ use crate::budget::BufferBudget;
 use crate::config::Limits;
 use crate::counters::Counters;
 use crate::dispatch::{error_frame, handle_frame};
-use crate::durable_acks::Waiting;
+use crate::durable_acks::{ReplyTo, Waiting};
 use crate::error::RequestError;
 use crate::inflight::InflightSlot;
 use crate::inline::{self, Inline};
@@ -523,7 +523,8 @@ fn await_durable(
     let Some(slot) = admit(shard, out, h) else {
         unreachable!("handle_request checked the in-flight limits");
     };
-    shard.acks.push(Waiting { wait, header: h, frame, out: out.clone(), slot });
+    let to = ReplyTo::Frame { header: h, out: out.clone() };
+    shard.acks.push(Waiting { wait, frame, to, slot });
 }
 
 /// Takes an in-flight slot of the connection and the shard, or answers BUSY and returns None.

@@ -23,6 +23,10 @@ pub struct Counters {
     pub connections_refused: Cell<u64>,
     /// Commands received on the RESP port (`resp_connection.rs`).
     pub resp_commands: Cell<u64>,
+    /// RESP read commands that found their key, and that did not (INFO's `keyspace_hits` and
+    /// `keyspace_misses`; `resp_exec.rs`), counted on the key's owner.
+    pub resp_keyspace_hits: Cell<u64>,
+    pub resp_keyspace_misses: Cell<u64>,
 }
 
 impl Default for Counters {
@@ -39,6 +43,8 @@ impl Default for Counters {
             connections_total: Cell::new(0),
             connections_refused: Cell::new(0),
             resp_commands: Cell::new(0),
+            resp_keyspace_hits: Cell::new(0),
+            resp_keyspace_misses: Cell::new(0),
         }
     }
 }

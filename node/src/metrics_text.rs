@@ -78,6 +78,8 @@ const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
     ("connections_total", Counter, "Client connections this shard accepted."),
     ("connections_refused", Counter, "Client connections refused at the connection limit."),
     ("resp_commands", Counter, "Commands received on this shard's RESP connections."),
+    ("resp_keyspace_hits", Counter, "RESP read commands on keys this shard owns that found their key (INFO keyspace_hits)."),
+    ("resp_keyspace_misses", Counter, "RESP read commands on keys this shard owns that did not find their key (INFO keyspace_misses)."),
     ("inflight", Gauge, "Requests executing on this shard now."),
     ("buffer_bytes", Gauge, "Response bytes queued or reserved and large-request buffer bytes held for this shard's connections."),
     ("buffer_bytes_limit", Gauge, "This shard's share of --max-buffer-bytes."),

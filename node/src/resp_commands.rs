@@ -17,7 +17,7 @@ use crate::forward::ask;
 use crate::mesh::{reply as mesh_reply, ShardMsg};
 use crate::resp_exec::{self, Started};
 use crate::resp_key_order::Ticket;
-use crate::resp_keyed::KeyCmd;
+use crate::resp_keyed::{KeyCmd, MSETNX_CHECK};
 use crate::resp_table;
 use crate::shard::Shard;
 
@@ -327,7 +327,8 @@ pub async fn keys(shard: &Rc<Shard>, words: &[&[u8]], durability: Durability) ->
 /// MSETNX: sets every pair if none of the keys exists. Not atomic across keys (see
 /// docs/RESP.md): the check and the writes are separate steps, each write still `SET NX`.
 async fn msetnx(shard: &Rc<Shard>, words: &[&[u8]], durability: Durability) -> Vec<u8> {
-    let checks: Vec<[&[u8]; 2]> = words[1..].chunks(2).map(|p| [&b"EXISTS"[..], p[0]]).collect();
+    let check = MSETNX_CHECK.as_bytes();
+    let checks: Vec<[&[u8]; 2]> = words[1..].chunks(2).map(|p| [check, p[0]]).collect();
     for got in each(shard, &checks, durability).await {
         match integer_of(got) {
             Ok(0) => {}

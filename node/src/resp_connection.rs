@@ -7,10 +7,13 @@
 //! at once when it can complete without waiting: a one-key command on a key this shard owns
 //! whose row is in memory (`resp_exec::run_now`), or a command about the connection. Its reply
 //! goes straight into the output buffer, and after the read batch the read loop sends it with
-//! one `send`, as the binary port does. Anything else (a disk read, another shard's key, a write
-//! waiting for durability, several keys, DBSIZE, INFO) runs in a task. RESP has no request ids,
-//! so replies must leave in command order: while a task runs, later replies wait in
-//! [`Order`] behind it, and each finished task releases the replies that were waiting for it.
+//! one `send`, as the binary port does. A write that waits for durability
+//! (`--resp-durability`) leaves its reply with the shard's acknowledger (`durable_acks.rs`),
+//! as an inline binary write does. Anything else (a disk read, another shard's key, several
+//! keys, DBSIZE, INFO) runs in a task. RESP has no request ids, so replies must leave in
+//! command order: while a task runs or a write waits for durability, later replies wait in
+//! [`Order`] behind it, and each finished task or durable write releases the replies that were
+//! waiting for it.
 //!
 //! Limits: a task takes a slot of the shard's in-flight budget (refused: `-BUSY`); while the
 //! connection has `max_inflight_per_connection` replies waiting in its order, or its output
@@ -27,12 +30,14 @@ use std::time::Instant;
 use futures_lite::io::{AsyncWriteExt, ReadHalf};
 use glommio::net::TcpStream;
 use ringstore_net::resp::{parse_command, reply, Args, Parsed};
+use ringstore_storage::DurableWait;
 
 use crate::connection::{
     close_after_reading, read_timeout, wait_for_input, wait_for_output, write_loop, Wake,
 };
 use crate::connection::{READ_CHUNK_BYTES, SMALL_RESPONSE_BYTES};
 use crate::counters::Counters;
+use crate::durable_acks::{ReplyTo, Waiting};
 use crate::inflight::InflightSlot;
 use crate::output::Output;
 use crate::resp_commands::{self as commands, Dispatched, Kind, Owned};
@@ -233,7 +238,7 @@ fn make_room(shard: &Shard, conn: &Conn, input: &mut Input) -> bool {
 
 /// A reply that is ready now: to the output, or behind the running tasks.
 fn deliver(conn: &Conn, reply: Vec<u8>) {
-    let reply = in_protocol(conn, reply);
+    let reply = conn.in_protocol(reply);
     if conn.order.idle() {
         conn.out.push(&reply);
     } else {
@@ -296,8 +301,7 @@ fn run(shard: &Rc<Shard>, conn: &Rc<Conn>, raw: &[u8], args: &Args, now: u64) {
             resp_server::connection_command(shard, conn, spec.name, args, raw, now, &mut reply);
             deliver(conn, reply);
         }
-        Kind::Key if conn.order.idle() => key_now(shard, conn, spec.name, raw, args, now),
-        Kind::Key => key_behind(shard, conn, raw, args),
+        Kind::Key => key_now(shard, conn, spec.name, raw, args, now),
         Kind::Keys | Kind::Node => spawn(shard, conn, spec.kind, raw),
     }
 }
@@ -309,14 +313,19 @@ fn is_barrier(args: &Args, raw: &[u8]) -> bool {
     commands::lookup(args.get(raw, 0)).is_some_and(|s| matches!(s.kind, Kind::Keys | Kind::Node))
 }
 
-/// A one-key command behind a running task: sent on its way now, in command order (run here,
-/// queued behind its key, or forwarded), its reply in its place in the order; a task waits
-/// for the reply only if it is not there at once.
+/// A one-key command the inline path does not run (another shard's key, or the shard at its
+/// in-flight limit): sent on its way now, in command order (run here, queued behind its key,
+/// or forwarded), its reply in its place in the order; a durable write's reply waits in the
+/// shard's acknowledger, and a task waits for the reply only if it is neither.
 fn key_behind(shard: &Rc<Shard>, conn: &Rc<Conn>, raw: &[u8], args: &Args) {
     let Some((seq, slot)) = take_slot(shard, conn) else { return };
     let words: Vec<&[u8]> = args.iter(raw).collect();
     match commands::dispatch(shard, &words, conn.settings.durability) {
-        Dispatched::Ready(reply) => finish(conn, seq, reply, slot),
+        Dispatched::Ready(reply) => conn.finish(seq, reply, slot),
+        Dispatched::Durable(wait, reply) => {
+            let to = ReplyTo::Resp { conn: conn.clone(), seq };
+            shard.acks.push(Waiting { wait, frame: reply, to, slot });
+        }
         dispatched => await_in_task(shard, conn, seq, slot, dispatched, raw),
     }
 }
@@ -338,7 +347,7 @@ fn await_in_task(
         let words = owned.words();
         let durability = conn.settings.durability;
         let reply = commands::resolve(&shard, dispatched, &words, durability).await;
-        finish(&conn, seq, reply, slot);
+        conn.finish(seq, reply, slot);
     })
     .detach();
 }
@@ -350,8 +359,11 @@ fn error(shard: &Shard, conn: &Conn, message: &str) {
     deliver(conn, reply);
 }
 
-/// A one-key command while nothing waits: inline on this shard if it owns the key and the row
-/// is in memory, the reply encoded straight into the output; otherwise a task.
+/// A one-key command, run inline on this shard if it owns the key and the row is in memory:
+/// its reply straight into the output while nothing waits in the order, else into its place
+/// in the order. A write that waits for durability leaves its reply with the shard's
+/// acknowledger (`durable_acks.rs`), in its place in the order, so later replies wait behind
+/// it and no task is needed; a row on disk or a command queued behind its key takes a task.
 fn key_now(shard: &Rc<Shard>, conn: &Rc<Conn>, name: &str, raw: &[u8], args: &Args, now: u64) {
     let key = args.get(raw, 1);
     // At the shard's in-flight limit a write that waits for durability could not take its slot
@@ -380,43 +392,57 @@ fn key_now(shard: &Rc<Shard>, conn: &Rc<Conn>, name: &str, raw: &[u8], args: &Ar
         Ok(cmd) => cmd,
         Err(e) => return error(shard, conn, &e),
     };
-    let durability = conn.settings.durability;
-    let started = {
-        let mut pending = conn.out.pending.borrow_mut();
-        let before = pending.len();
-        let started = resp_exec::start(shard, key, &cmd, durability, now, &mut pending);
-        if let Started::Done(Some(_)) = started {
-            // Waits for durability: the reply goes behind it instead.
-            let reply = pending.split_off(before);
-            drop(pending);
-            (started, reply)
-        } else {
-            if conn.resp3.get() {
-                let two = pending.split_off(before);
-                reply::to_resp3(&two, &mut pending);
-            }
-            let added = pending.len() - before;
-            drop(pending);
-            conn.out.add_unsent(added);
-            (started, Vec::new())
-        }
+    let (started, reply) = if conn.order.idle() {
+        start_in_output(shard, conn, key, &cmd, now)
+    } else {
+        let mut reply = Vec::new();
+        let started = resp_exec::start(shard, key, &cmd, conn.settings.durability, now, &mut reply);
+        (started, Some(reply))
     };
-    match started {
-        (Started::Done(None), _) => {}
-        (Started::Done(Some(wait)), reply) => {
-            let Some((seq, slot)) = take_slot(shard, conn) else { return };
-            let (shard, conn) = (shard.clone(), conn.clone());
-            glommio::spawn_local(async move {
-                let reply = match shard.tables.store().wait(wait).await {
-                    Ok(()) => reply,
-                    Err(e) => commands::error_reply(&format!("ERR {e}")),
-                };
-                finish(&conn, seq, reply, slot);
-            })
-            .detach();
-        }
+    match (started, reply) {
+        (Started::Done(None), None) => {}
+        (Started::Done(None), Some(reply)) => deliver(conn, reply),
+        (Started::Done(Some(wait)), reply) => await_durable(shard, conn, wait, reply),
         (Started::Queued(ticket), _) => queued(shard, conn, ticket, raw),
     }
+}
+
+/// Starts `cmd` with its reply encoded straight into the output (nothing waits in the order);
+/// the reply of a write that waits for durability is taken back out (Some), to wait behind
+/// its write.
+fn start_in_output(
+    shard: &Shard,
+    conn: &Conn,
+    key: &[u8],
+    cmd: &KeyCmd<'_>,
+    now: u64,
+) -> (Started, Option<Vec<u8>>) {
+    let durability = conn.settings.durability;
+    let mut pending = conn.out.pending.borrow_mut();
+    let before = pending.len();
+    let started = resp_exec::start(shard, key, cmd, durability, now, &mut pending);
+    if let Started::Done(Some(_)) = started {
+        return (started, Some(pending.split_off(before)));
+    }
+    if conn.resp3.get() {
+        let two = pending.split_off(before);
+        reply::to_resp3(&two, &mut pending);
+    }
+    let added = pending.len() - before;
+    drop(pending);
+    conn.out.add_unsent(added);
+    (started, None)
+}
+
+/// A written command whose reply waits for durability: a place in the order, and the reply
+/// with the shard's acknowledger, which fills the place once the write's flush covers it.
+fn await_durable(shard: &Shard, conn: &Rc<Conn>, wait: DurableWait, reply: Option<Vec<u8>>) {
+    let Some((seq, slot)) = take_slot(shard, conn) else {
+        unreachable!("key_now checked the shard's in-flight limit before writing");
+    };
+    let frame = reply.unwrap_or_default();
+    let to = ReplyTo::Resp { conn: conn.clone(), seq };
+    shard.acks.push(Waiting { wait, frame, to, slot });
 }
 
 /// Arguments of a one-key command the inline path keeps on the stack (more: a Vec).
@@ -445,25 +471,6 @@ fn take_slot(shard: &Shard, conn: &Conn) -> Option<(u64, InflightSlot)> {
     }
 }
 
-/// A reply (RESP2, as every command writes it) in the connection's protocol.
-fn in_protocol(conn: &Conn, reply: Vec<u8>) -> Vec<u8> {
-    if !conn.resp3.get() {
-        return reply;
-    }
-    let mut three = Vec::with_capacity(reply.len());
-    reply::to_resp3(&reply, &mut three);
-    three
-}
-
-/// A task's reply, in its place in the order; its slot given back.
-fn finish(conn: &Conn, seq: u64, reply: Vec<u8>, slot: InflightSlot) {
-    let reply = in_protocol(conn, reply);
-    conn.order.fill(seq, reply, &conn.out);
-    drop(slot);
-    conn.out.inflight.set(conn.out.inflight.get() - 1);
-    conn.out.finished.notify(usize::MAX);
-}
-
 /// Runs a command in a task of its own, its reply in its place in the order; one over several
 /// keys or the node holds the connection's barrier while it runs.
 fn spawn(shard: &Rc<Shard>, conn: &Rc<Conn>, kind: Kind, raw: &[u8]) {
@@ -486,7 +493,7 @@ fn spawn(shard: &Rc<Shard>, conn: &Rc<Conn>, kind: Kind, raw: &[u8]) {
         if matches!(kind, Kind::Keys | Kind::Node) {
             conn.barrier.set(false);
         }
-        finish(&conn, seq, reply, slot);
+        conn.finish(seq, reply, slot);
     })
     .detach();
 }

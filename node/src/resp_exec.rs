@@ -13,6 +13,7 @@ use ringstore_net::resp::reply;
 use ringstore_storage::table::Condition;
 use ringstore_storage::Durability;
 
+use crate::counters::Counters;
 use crate::resp_key_order::{self, Ticket};
 use crate::resp_keyed::KeyCmd;
 use crate::resp_table::{self, Appended, Current, Effect};
@@ -60,6 +61,7 @@ pub fn run_now(
                         return Effect::None;
                     }
                 };
+                count_lookup(shard, cmd, cur.is_some());
                 cmd.decide(cur, now, out)
             })?;
             Some(read.unwrap_or_else(|e| {
@@ -79,6 +81,17 @@ pub fn run_now(
             Some(None)
         }
     }
+}
+
+/// Counts a read command's lookup in the shard's keyspace hits or misses, as Redis counts them
+/// (`KeyCmd::counts_lookup`): once per command, whether its row came from memory or disk.
+fn count_lookup(shard: &Shard, cmd: &KeyCmd<'_>, found: bool) {
+    if !cmd.counts_lookup() {
+        return;
+    }
+    let counters = &shard.counters;
+    let cell = if found { &counters.resp_keyspace_hits } else { &counters.resp_keyspace_misses };
+    Counters::add(cell, 1);
 }
 
 /// What [`start`] did with a command.
@@ -155,7 +168,12 @@ async fn run_waiting(
         let current =
             cur.as_ref().map(|(value, expiry_ms)| Current { value, expiry_ms: *expiry_ms });
         let effect = cmd.decide(current, now, &mut out);
-        match resp_table::apply_if(shard, key, &effect, condition, durability).await {
+        let applied = resp_table::apply_if(shard, key, &effect, condition, durability).await;
+        if !matches!(applied, Ok(false)) {
+            // Counted once, for the read its reply comes from (not for the attempts redone).
+            count_lookup(shard, cmd, cur.is_some());
+        }
+        match applied {
             Ok(true) => return out,
             Ok(false) => continue,
             Err(e) => {

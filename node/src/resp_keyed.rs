@@ -25,6 +25,9 @@ const ERR_NAN: &str = "ERR increment would produce NaN or Infinity";
 const ERR_TOO_BIG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 const ERR_OFFSET: &str = "ERR offset is out of range";
 
+/// The internal command MSETNX checks each key with: EXISTS, not counted as a read.
+pub const MSETNX_CHECK: &str = "MSETNXCHECK";
+
 /// When a write leaves the key's expiry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expiry {
@@ -73,7 +76,10 @@ pub enum KeyCmd<'a> {
     SetNx(&'a [u8]),
     GetSet(&'a [u8]),
     Del,
-    Exists,
+    /// EXISTS; `counted: false` is MSETNX's check, which Redis does not count as a read.
+    Exists {
+        counted: bool,
+    },
     IncrBy(i64),
     IncrByFloat(f64),
     Append(&'a [u8]),
@@ -109,7 +115,10 @@ impl<'a> KeyCmd<'a> {
             }
             "GETSET" => KeyCmd::GetSet(args[0]),
             "DEL" | "UNLINK" => KeyCmd::Del,
-            "EXISTS" => KeyCmd::Exists,
+            "EXISTS" => KeyCmd::Exists { counted: true },
+            // MSETNX's check (`resp_commands.rs`): an internal name no client can send, since
+            // the command table knows no such command.
+            MSETNX_CHECK => KeyCmd::Exists { counted: false },
             "INCR" => KeyCmd::IncrBy(1),
             "DECR" => KeyCmd::IncrBy(-1),
             "INCRBY" => KeyCmd::IncrBy(int(args[0])?),
@@ -149,6 +158,26 @@ impl<'a> KeyCmd<'a> {
                 ..
             }
         )
+    }
+
+    /// Whether Redis counts the command in `keyspace_hits` or `keyspace_misses` (INFO stats):
+    /// the commands that read the key's value or metadata for their reply. Writes that look
+    /// the key up (INCR, APPEND, SET NX, EXPIRE, DEL, ...) are not counted, as in Redis, where
+    /// a lookup for writing never is.
+    pub fn counts_lookup(&self) -> bool {
+        match self {
+            KeyCmd::Get
+            | KeyCmd::GetDel
+            | KeyCmd::GetEx(_)
+            | KeyCmd::GetSet(_)
+            | KeyCmd::Strlen
+            | KeyCmd::GetRange(..)
+            | KeyCmd::Ttl { .. }
+            | KeyCmd::Type => true,
+            KeyCmd::Set { get, .. } => *get,
+            KeyCmd::Exists { counted } => *counted,
+            _ => false,
+        }
     }
 
     /// The reply to the command on a key whose current value is `cur`, appended to `out`, and
@@ -196,7 +225,7 @@ impl<'a> KeyCmd<'a> {
             KeyCmd::Set { .. } | KeyCmd::SetNx(_) | KeyCmd::GetSet(_) => {
                 return Ok(self.decide_set(cur, out));
             }
-            KeyCmd::Del | KeyCmd::Exists => {
+            KeyCmd::Del | KeyCmd::Exists { .. } => {
                 reply::integer(out, i64::from(cur.is_some()));
                 if cur.is_some() && *self == KeyCmd::Del {
                     Effect::Delete

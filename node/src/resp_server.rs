@@ -358,8 +358,8 @@ async fn info(shard: &Rc<Shard>, conn: &Conn, sections: &[&[u8]]) -> Result<Stri
             t("bytes_in"),
             t("bytes_out"),
             t("connections_refused"),
-            t("cache_hits"),
-            t("cache_misses")
+            t("resp_keyspace_hits"),
+            t("resp_keyspace_misses")
         );
     }
     if wants("persistence") {

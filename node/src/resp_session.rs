@@ -7,9 +7,10 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::atomic::AtomicU64;
 
-use ringstore_net::resp::ParseLimits;
+use ringstore_net::resp::{reply, ParseLimits};
 use ringstore_storage::Durability;
 
+use crate::inflight::InflightSlot;
 use crate::output::Output;
 
 /// The RESP port's node-level settings.
@@ -56,6 +57,26 @@ pub struct Cursor {
 }
 
 impl Conn {
+    /// A reply (RESP2, as every command writes it) in the connection's protocol.
+    pub fn in_protocol(&self, reply: Vec<u8>) -> Vec<u8> {
+        if !self.resp3.get() {
+            return reply;
+        }
+        let mut three = Vec::with_capacity(reply.len());
+        reply::to_resp3(&reply, &mut three);
+        three
+    }
+
+    /// The reply of the command that took place `seq` in the order (a task's, or a durable
+    /// write's from the shard's acknowledger), in its place; its in-flight slot given back.
+    pub fn finish(&self, seq: u64, reply: Vec<u8>, slot: InflightSlot) {
+        let reply = self.in_protocol(reply);
+        self.order.fill(seq, reply, &self.out);
+        drop(slot);
+        self.out.inflight.set(self.out.inflight.get() - 1);
+        self.out.finished.notify(usize::MAX);
+    }
+
     /// The cursor `id` (forgotten once used: each SCAN call hands out a new one).
     pub fn take_cursor(&self, id: u64) -> Option<Cursor> {
         let mut cursors = self.cursors.borrow_mut();

@@ -110,6 +110,8 @@ impl Shard {
         push("connections_total", c.connections_total.get());
         push("connections_refused", c.connections_refused.get());
         push("resp_commands", c.resp_commands.get());
+        push("resp_keyspace_hits", c.resp_keyspace_hits.get());
+        push("resp_keyspace_misses", c.resp_keyspace_misses.get());
         push("inflight", self.inflight.get() as u64);
         push("buffer_bytes", self.budget.used() as u64);
         push("buffer_bytes_limit", self.budget.limit() as u64);

@@ -5,8 +5,9 @@
 //! Covered: the core commands and their options, errors (unknown command, wrong arity, wrong
 //! value), keys on both shards (inline on the connection's shard, forwarded to the other),
 //! pipelining where forwarded, inline and disk-waiting commands interleave (replies in command
-//! order), multi-key commands across shards, inline (telnet) commands, QUIT, and the durable
-//! setting (`--resp-durability sync`).
+//! order), multi-key commands across shards, inline (telnet) commands, QUIT, the durable
+//! setting (`--resp-durability sync`; more in `resp_durable.rs`), and INFO's keyspace hits and
+//! misses counted per read command as Redis counts them (not the record cache's lookups).
 
 mod resp_common;
 
@@ -431,4 +432,93 @@ fn an_idle_resp_connection_does_not_hold_up_shutdown() {
     let status = node.terminate();
     assert!(status.success(), "the node exits 0 at SIGTERM: {status:?}");
     assert!(c.closed(), "the idle connection was closed at shutdown");
+}
+
+/// `keyspace_hits` and `keyspace_misses` of `INFO stats`, summed over the shards.
+fn keyspace(c: &mut Client) -> (u64, u64) {
+    let stats = c.call("INFO stats");
+    let field = |name: &str| {
+        let line = stats.lines().find(|l| l.starts_with(name)).expect(name);
+        line[name.len() + 1..].parse::<u64>().expect("a count")
+    };
+    (field("keyspace_hits"), field("keyspace_misses"))
+}
+
+#[test]
+fn keyspace_hits_and_misses_count_read_commands_as_redis() {
+    // Each command with the (hits, misses) Redis 7.0.15 counts for it, run one by one against a
+    // redis-server: reads count whether they found the key; writes never count, even those
+    // that look the key up (SET NX, INCR, APPEND, EXPIRE, DEL, MSETNX).
+    const CASES: &[(&str, u64, u64)] = &[
+        ("SET a 1", 0, 0),
+        ("GET a", 1, 0),
+        ("GET nx", 0, 1),
+        ("SET a 2 NX", 0, 0),
+        ("SET a 3 GET", 1, 0),
+        ("SET b 3 GET", 0, 1),
+        ("SETNX c 1", 0, 0),
+        ("GETSET a 5", 1, 0),
+        ("GETDEL b", 1, 0),
+        ("GETDEL a", 1, 0),
+        ("SET a 1", 0, 0),
+        ("GETEX a", 1, 0),
+        ("INCR a", 0, 0),
+        ("APPEND a x", 0, 0),
+        ("STRLEN a", 1, 0),
+        ("GETRANGE a 0 1", 1, 0),
+        ("SETRANGE a 0 z", 0, 0),
+        ("EXPIRE a 100", 0, 0),
+        ("TTL a", 1, 0),
+        ("PTTL a", 1, 0),
+        ("PERSIST a", 0, 0),
+        ("TYPE a", 1, 0),
+        ("EXISTS a nx", 1, 1),
+        ("DEL a nx", 0, 0),
+        ("MGET a c nx", 1, 2),
+        ("MSET a 1 d 2", 0, 0),
+        ("MSETNX e 1 f 2", 0, 0),
+        ("MSETNX e 1 g 2", 0, 0),
+        ("SET a 1 XX", 0, 0),
+        ("INCRBYFLOAT a 1", 0, 0),
+        ("SETEX q 100 v", 0, 0),
+        ("EXPIRE nx 10", 0, 0),
+        ("TTL nx", 0, 1),
+    ];
+    let (_dir, node) = node(&[]);
+    let mut c = Client::connect(resp_addr(&node));
+    let mut before = keyspace(&mut c);
+    for (command, hits, misses) in CASES {
+        c.call(command);
+        let after = keyspace(&mut c);
+        assert_eq!((after.0 - before.0, after.1 - before.1), (*hits, *misses), "{command}");
+        before = after;
+    }
+}
+
+#[test]
+fn a_read_from_disk_counts_one_hit_and_writes_count_none() {
+    // No record cache and a restart: every GET reads its row from disk (it was counted three
+    // times as a record-cache miss when INFO reported the cache's figures).
+    let flags = ["--resp", "127.0.0.1:0", "--cache-capacity-bytes", "0"];
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("data");
+    let node = ringstore_tests::Node::start(&data, &flags);
+    let mut c = Client::connect(resp_addr(&node));
+    let sets: String = (0..200).map(|i| format!("SET k{i} v\r\n")).collect();
+    c.send(sets.as_bytes());
+    for _ in 0..200 {
+        assert_eq!(c.reply(), "+OK\r\n");
+    }
+    assert_eq!(keyspace(&mut c), (0, 0), "SETs are not reads");
+    assert!(node.terminate().success());
+    let node = ringstore_tests::Node::start(&data, &flags);
+    let mut c = Client::connect(resp_addr(&node));
+    // Keys of both shards, 200 present and 100 absent, pipelined.
+    let gets: String = (0..300).map(|i| format!("GET k{i}\r\n")).collect();
+    c.send(gets.as_bytes());
+    for i in 0..300 {
+        let expected = if i < 200 { "$1\r\nv\r\n" } else { "$-1\r\n" };
+        assert_eq!(c.reply(), expected, "GET k{i}");
+    }
+    assert_eq!(keyspace(&mut c), (200, 100));
 }

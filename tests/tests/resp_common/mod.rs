@@ -82,6 +82,22 @@ impl Client {
         }
     }
 
+    /// Reads one whole reply as text; None if the connection closed, failed or timed out first
+    /// (for clients of a node that is killed under them).
+    pub fn try_reply(&mut self) -> Option<String> {
+        loop {
+            if let Some(n) = reply_len(&self.buf) {
+                let bytes: Vec<u8> = self.buf.drain(..n).collect();
+                return Some(String::from_utf8_lossy(&bytes).into_owned());
+            }
+            let mut chunk = [0u8; 65536];
+            match self.stream.read(&mut chunk) {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+    }
+
     /// True once the server closed the connection (after whatever it still sent).
     pub fn closed(&mut self) -> bool {
         let mut chunk = [0u8; 4096];
