@@ -27,6 +27,7 @@ mod error;
 pub mod huge_pages;
 pub mod index;
 pub mod log;
+mod prefetch;
 mod range_delete;
 mod read;
 pub mod record;

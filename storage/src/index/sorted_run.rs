@@ -18,8 +18,9 @@
 //!
 //! Inside the block the search reads each key's 8 bytes after the prefix as one load from the
 //! arena, masked to the key's length, and the sample level also holds where the block's key
-//! bytes start, so they are asked for (prefetched) while the end offsets load instead of after
-//! them. docs/BENCHMARKS.md (lever 22) has the A/B of each, from
+//! bytes start, so they are asked for (prefetched) together with the block's entries while the
+//! end offsets load, instead of one after another. docs/BENCHMARKS.md (levers 22 and 23) has
+//! the A/B of each, from
 //! `cargo bench -p ringstore-storage --bench index`.
 
 use std::cmp::Ordering;
@@ -28,28 +29,14 @@ use std::rc::Rc;
 use zerocopy::byteorder::little_endian::U32;
 
 use super::entry::{dead_entry, is_dead, IndexEntry};
+use crate::prefetch::{prefetch_bytes, CACHE_LINE_BYTES};
 
 /// Keys per sample. 16 keys costs 0.75 B/key (an 8-byte sample and its 4-byte end offset) and
 /// leaves a scan of at most 16 keys inside a block.
 pub(super) const SAMPLE_STRIDE: usize = 16;
 
-/// Bytes of a cache line, the unit [`SortedRun::prefetch_block`] asks for.
-const CACHE_LINE_BYTES: usize = 64;
-
 /// Lines of a block's key bytes asked for ahead of the scan: 16 keys of up to 24 bytes.
 const PREFETCH_LINES_MAX: usize = 6;
-
-/// Asks the CPU to bring the cache line at `ptr` in; a hint that never faults, whatever `ptr` is.
-#[inline(always)]
-fn prefetch(ptr: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint: it reads nothing the program sees and never faults.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(ptr.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = ptr;
-}
 
 /// Samples per entry of the second level. 16 samples are 128 bytes, two cache lines, so the
 /// search below one top entry reads at most two lines of the sample array.
@@ -143,15 +130,15 @@ impl SortedRun {
     }
 
     /// Asks for the cache lines of the block's key bytes, from `start` to the end of the sampled
-    /// key at `hi` (or the arena's end), at most [`PREFETCH_LINES_MAX`] of them: the scan reads
-    /// them in order, and these loads then overlap instead of following one another.
+    /// key at `hi` (or the arena's end), at most [`PREFETCH_LINES_MAX`] of them, and of the
+    /// entries of slots `lo..hi`: the scan reads the keys in order and then one of the entries,
+    /// and these loads then overlap instead of following one another.
     #[inline]
-    fn prefetch_block(&self, start: usize, hi: usize) {
+    fn prefetch_block(&self, lo: usize, start: usize, hi: usize) {
         let end = self.sample_ends.get(hi / SAMPLE_STRIDE).map_or(self.keys.len(), |&e| e as usize);
-        let lines = (end.saturating_sub(start)).div_ceil(CACHE_LINE_BYTES).min(PREFETCH_LINES_MAX);
-        for line in 0..lines {
-            prefetch(self.keys[start..].as_ptr().wrapping_add(line * CACHE_LINE_BYTES));
-        }
+        let key_bytes = end.saturating_sub(start).min(PREFETCH_LINES_MAX * CACHE_LINE_BYTES);
+        prefetch_bytes(self.keys[start..].as_ptr(), key_bytes);
+        prefetch_bytes(self.entries[lo..hi].as_ptr(), std::mem::size_of_val(&self.entries[lo..hi]));
     }
 
     /// Where slot `i`'s key starts in the arena.
@@ -230,7 +217,7 @@ impl SortedRun {
             // first start comes from the sample level (the slot before `lo` is a sampled key),
             // so the first key bytes load in parallel with the end offsets instead of after.
             let mut start = self.block_start(lo);
-            self.prefetch_block(start, hi);
+            self.prefetch_block(lo, start, hi);
             for i in lo..hi {
                 let end = self.ends[i].get() as usize;
                 let before = match self.head(start, end).cmp(&probe) {
