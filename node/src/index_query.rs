@@ -28,8 +28,9 @@ use crate::error::RequestError;
 use crate::forward::ask;
 use crate::merged_scan::{merge_by, Merged};
 use crate::mesh::ShardMsg;
+use crate::page_budget::{page_budget, trim_items_to_budget};
+use crate::range_bound::bound;
 use crate::shard::Shard;
-use crate::table_ops::{self, bound};
 
 /// Runs the index query `query` on `table` (whose request body is `body`, sent on to the other
 /// shards) and writes the IndexPage response body into `out`.
@@ -57,13 +58,9 @@ async fn page(
     let parts = parts.into_iter().map(|p| (p.hits, p.resume)).collect();
     let Merged { rows: mut hits, next } =
         merge_by(parts, entry_key, query.reverse, query.limit as usize);
-    let mut budget = table_ops::page_budget(shard, t);
-    let trimmed = table_ops::trim_items_to_budget(
-        &mut hits,
-        &mut budget,
-        false,
-        response::index_hit_wire_bytes,
-    );
+    let mut budget = page_budget(shard, t);
+    let trimmed =
+        trim_items_to_budget(&mut hits, &mut budget, false, response::index_hit_wire_bytes);
     let next = if trimmed { hits.last().map(|h| h.entry.clone()) } else { next };
     Ok((hits, next))
 }

@@ -26,8 +26,9 @@ use ringstore_storage::table::{CatalogTable, RowPage, TableError, TableRow};
 use crate::error::RequestError;
 use crate::forward::ask;
 use crate::mesh::ShardMsg;
+use crate::page_budget;
 use crate::shard::Shard;
-use crate::table_ops::{self, scan_page};
+use crate::table_ops::scan_page;
 
 /// First two bytes of a merged scan's resume token: no shard has this number (`SHARDS_MAX` is
 /// 1024), so it cannot be mistaken for a full scan's token, which starts with a shard number.
@@ -50,8 +51,8 @@ pub async fn page(
         .map_err(|what| TableError::BadResumeToken { table: t.name().to_string(), what })?;
     let parts = shard_pages(shard, body, limit, after.as_deref()).await?;
     let Merged { mut rows, next } = merge(parts, reverse, limit as usize);
-    let mut budget = table_ops::page_budget(shard, t);
-    let next = if table_ops::trim_to_budget(&mut rows, &mut budget, false) {
+    let mut budget = page_budget::page_budget(shard, t);
+    let next = if page_budget::trim_to_budget(&mut rows, &mut budget, false) {
         rows.last().map(|r| r.key.clone())
     } else {
         next

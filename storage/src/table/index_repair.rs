@@ -72,8 +72,7 @@ impl<D: Disk> TableStore<D> {
                 let expiry_ms = stored.record_expiry_ms();
                 let version = stored.versions.first().map(|v| v.version);
                 // An entry the row cannot have (a value over the limits) was never written.
-                for entry in entry_keys(t, ready(t), &row.key, &stored)?.into_iter().flatten()
-                {
+                for entry in entry_keys(t, ready(t), &row.key, &stored)?.into_iter().flatten() {
                     let held = self.store.get(&entry).await?;
                     if !matches!(held, Some(h) if h.expiry_ms == expiry_ms) {
                         ops.push(BatchOp::Put {

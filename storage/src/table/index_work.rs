@@ -172,7 +172,8 @@ impl<D: Disk> TableStore<D> {
             if self.index_work_stopped.get() {
                 return Ok(());
             }
-            let _permit = self.ddl_lock.acquire_permit(1).await.map_err(|_| crate::Error::Closed)?;
+            let _permit =
+                self.ddl_lock.acquire_permit(1).await.map_err(|_| crate::Error::Closed)?;
             match self.settle_build(table, index, built).await {
                 Err(OpError::Table(e)) => {
                     tracing::warn!(table = table.0, index = index.0, "index dropped: {e}");
