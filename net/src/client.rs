@@ -204,11 +204,11 @@ impl Client {
     pub fn index_state(&mut self, table: &str, index: &str) -> Result<Option<IndexState>> {
         check_name("table name", table)?;
         let outcomes = self.ddl(&format!("SHOW INDEXES ON {table}"))?;
-        Ok(outcomes.iter().find_map(|o| match o {
-            Outcome::Indexes(t) => Some(t.index(index).map(|i| i.state())),
+        let table = outcomes.iter().find_map(|o| match o {
+            Outcome::Indexes(t) => Some(t),
             _ => None,
-        }))
-        .map(Option::flatten)
+        });
+        Ok(table.and_then(|t| t.index(index)).map(|i| i.state()))
     }
 
     /// A table's schema, fresh from the node (and remembered for routing).

@@ -2,7 +2,7 @@
 //! of their rows, so every shard holds some of them. The shard that received the query asks
 //! every shard at once for one page of its READY index (`TableStore::index_scan`: equal values,
 //! a range, forward or reverse, rows or keys only) and merges the pages in index order, reverse
-//! index order for a reverse query, as a bounded scan does (`merged_scan::merge_by`).
+//! index order for a reverse query, as a bounded scan does (`merge::merge_by`).
 //!
 //! Entry keys are encoded alike on every shard (the index id and the table id come from the one
 //! catalog every shard applies in the same order; docs/FORMAT.md "Index entries"), and an entry
@@ -26,7 +26,7 @@ use ringstore_storage::table::{CatalogTable, FieldRange, IndexHit, IndexPage, In
 
 use crate::error::RequestError;
 use crate::forward::ask;
-use crate::merged_scan::{merge_by, Merged};
+use crate::merge::{merge_by, Merged};
 use crate::mesh::ShardMsg;
 use crate::page_budget::{page_budget, trim_items_to_budget};
 use crate::range_bound::bound;

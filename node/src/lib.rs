@@ -33,6 +33,7 @@ pub mod inline;
 pub mod listener;
 pub mod lock;
 pub mod logging;
+pub mod merge;
 pub mod merged_scan;
 pub mod mesh;
 pub mod mesh_setup;
