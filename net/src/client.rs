@@ -20,8 +20,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use ringstore_model::table::{
-    CatalogTable, ExecuteOutcome, MultiDeleteOutcome, Outcome, PartitionCount, RangeBound,
-    TableRow, Value, VersionSelect, WriteOutcome,
+    CatalogTable, ExecuteOutcome, IndexState, MultiDeleteOutcome, Outcome, PartitionCount,
+    RangeBound, TableRow, Value, VersionSelect, WriteOutcome,
 };
 use ringstore_model::Durability;
 
@@ -196,6 +196,19 @@ impl Client {
         check_len("DDL text", text.len())?;
         self.schemas.clear();
         Ok(response::decode_ddl(&self.call(None, &Request::Ddl { text })?)?)
+    }
+
+    /// The node's state of index `index` of `table` (`SHOW INDEXES`): READY only once every
+    /// shard has built it. None if the table has no such index (a build that failed on a row's
+    /// value drops its index again).
+    pub fn index_state(&mut self, table: &str, index: &str) -> Result<Option<IndexState>> {
+        check_name("table name", table)?;
+        let outcomes = self.ddl(&format!("SHOW INDEXES ON {table}"))?;
+        let table = outcomes.iter().find_map(|o| match o {
+            Outcome::Indexes(t) => Some(t),
+            _ => None,
+        });
+        Ok(table.and_then(|t| t.index(index)).map(|i| i.state()))
     }
 
     /// A table's schema, fresh from the node (and remembered for routing).

@@ -14,6 +14,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use ringstore_storage::constants::DMA_ALIGN_BYTES;
+use ringstore_storage::table::catalog::{decode_catalog, encode_catalog};
 use ringstore_storage::table::{CATALOG_FILE, CATALOG_TMP_FILE};
 
 use crate::config::shard_dir;
@@ -32,7 +34,7 @@ pub fn check(data_dir: &Path, shards: usize, repair: bool) -> Result<(), String>
     let reference = read(0)?;
     let mut differing = Vec::new();
     for id in 1..shards {
-        if read(id)? != reference {
+        if !same(read(id)?.as_deref(), reference.as_deref()) {
             differing.push(id);
         }
     }
@@ -49,10 +51,43 @@ pub fn check(data_dir: &Path, shards: usize, repair: bool) -> Result<(), String>
         ));
     }
     for id in differing {
-        copy(data_dir, id, reference.as_deref())?;
+        let bytes = reference.as_deref().map(|r| for_shard(r, read(id).ok().flatten().as_deref()));
+        copy(data_dir, id, bytes.as_deref())?;
         tracing::warn!(shard = id, "catalog replaced by shard 0's (--catalog-from-shard-0)");
     }
     Ok(())
+}
+
+/// Whether two shards' catalog files agree: the same bytes, or catalogs that differ only in how
+/// far their index builds have got (each shard builds an index on its own, so a stop during a
+/// build leaves one READY where another is still BUILDING; both go on at the next start).
+fn same(a: Option<&[u8]>, b: Option<&[u8]>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) if a != b => match (decode_catalog(a), decode_catalog(b)) {
+            (Ok(a), Ok(b)) => {
+                encode_catalog(&a.without_build_progress())
+                    == encode_catalog(&b.without_build_progress())
+            }
+            _ => false,
+        },
+        (a, b) => a == b,
+    }
+}
+
+/// Shard 0's catalog file as copied over a shard whose file holds `target`: an index READY on
+/// shard 0 but not built on that shard is BUILDING in the copy, so that shard builds it. A file
+/// that does not decode is copied as it is (the open then refuses it, naming the damage).
+fn for_shard(reference: &[u8], target: Option<&[u8]>) -> Vec<u8> {
+    let Ok(catalog) = decode_catalog(reference) else { return reference.to_vec() };
+    let target = target.and_then(|t| decode_catalog(t).ok());
+    let adjusted = catalog.for_shard(target.as_ref());
+    if adjusted == catalog {
+        return reference.to_vec();
+    }
+    // Zero-padded to the DMA alignment, as the store writes it (`atomic_file.rs`).
+    let mut bytes = encode_catalog(&adjusted);
+    bytes.resize(bytes.len().next_multiple_of(DMA_ALIGN_BYTES as usize), 0);
+    bytes
 }
 
 fn catalog_path(data_dir: &Path, id: usize) -> PathBuf {
@@ -89,6 +124,8 @@ fn copy(data_dir: &Path, id: usize, bytes: Option<&[u8]>) -> Result<(), String> 
 
 #[cfg(test)]
 mod tests {
+    use ringstore_storage::table::IndexState;
+
     use super::*;
 
     fn write(data: &Path, id: usize, bytes: &[u8]) {
@@ -121,6 +158,42 @@ mod tests {
             assert_eq!(got, b"newest", "shard {id}");
         }
         check(data.path(), 4, false).expect("equal after the repair");
+    }
+
+    /// A catalog with table `t` and index `by_v` in `state` (None: without the index).
+    fn with_index(state: Option<IndexState>) -> Vec<u8> {
+        use ringstore_storage::table::catalog::{Catalog, Plan};
+        let text = "CREATE TABLE t (id LONG, v INTEGER, PRIMARY KEY (id)); \
+                    CREATE INDEX by_v ON t (v)";
+        let statements = ringstore_storage::ddl::parse(text).expect("parses");
+        let mut c = Catalog::default();
+        for st in statements.iter().take(if state.is_some() { 2 } else { 1 }) {
+            let Ok(Plan::Change { next, .. }) = c.plan(st) else { panic!("a change") };
+            c = next;
+        }
+        if let Some(state) = state {
+            let t = c.get("t").expect("table").clone();
+            let index = t.indexes()[0].id();
+            c = c.with_index_state(t.id(), index, state).expect("index");
+        }
+        encode_catalog(&c)
+    }
+
+    #[test]
+    fn catalogs_that_differ_only_in_build_progress_pass_and_a_copy_never_claims_a_build() {
+        let data = tempfile::tempdir().expect("temp dir");
+        write(data.path(), 0, &with_index(Some(IndexState::Ready)));
+        write(data.path(), 1, &with_index(Some(IndexState::Building)));
+        check(data.path(), 2, false).expect("one shard's build is ahead of the other's");
+        // A shard without the index (a crash in the middle of CREATE INDEX) differs; the copy
+        // gives it the index BUILDING, so it builds its entries, not READY without them.
+        write(data.path(), 1, &with_index(None));
+        check(data.path(), 2, false).expect_err("shard 1 lacks the index");
+        check(data.path(), 2, true).expect("repair");
+        let copied = std::fs::read(catalog_path(data.path(), 1)).expect("catalog");
+        let copied = decode_catalog(&copied).expect("decodes");
+        let want = decode_catalog(&with_index(Some(IndexState::Building))).expect("decodes");
+        assert_eq!(copied, want);
     }
 
     #[test]

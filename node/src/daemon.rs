@@ -25,7 +25,7 @@ use futures::channel::oneshot;
 use glommio::channels::shared_channel::ConnectedReceiver;
 use glommio::net::TcpListener;
 use glommio::sync::Semaphore;
-use glommio::{ExecutorJoinHandle, LocalExecutorBuilder, Placement, Task};
+use glommio::{ExecutorJoinHandle, Latency, LocalExecutorBuilder, Placement, Shares, Task};
 use ringstore_net::Topology;
 use ringstore_storage::disk::dma::DmaDisk;
 use ringstore_storage::table::{PartitionCount, PartitionMap, TableStore};
@@ -499,6 +499,8 @@ struct Tasks {
     resume: Task<()>,
     idle: Task<()>,
     resp: Option<Task<()>>,
+    /// The shard's index worker (background index builds), in its low-priority task queue.
+    index_work: Task<()>,
 }
 
 /// Starts the shard's tasks: the acknowledger, one per peer channel, the accept loops, the
@@ -533,7 +535,23 @@ fn spawn_tasks(
             .map(|l| glommio::spawn_local(metrics_http::serve(shard.clone(), l))),
         resume: glommio::spawn_local(resume::run(shard.clone(), config.store.segment_size_bytes)),
         idle: glommio::spawn_local(idle_task::run(shard.clone())),
+        index_work: spawn_index_work(shard, config),
     }
+}
+
+/// The shard's index worker, in a task queue with the store's maintenance shares (against 1000
+/// for requests), so a background build takes the core only when requests leave it.
+fn spawn_index_work(shard: &Rc<Shard>, config: &NodeConfig) -> Task<()> {
+    let queue = glommio::executor().create_task_queue(
+        Shares::Static(config.store.maintenance_shares),
+        Latency::NotImportant,
+        "index-build",
+    );
+    let shard = shard.clone();
+    let work = async move { shard.tables.run_index_work().await };
+    glommio::spawn_local_into(work, queue).unwrap_or_else(|e| {
+        panic!("the executor refused the index worker's task queue it just made: {e}")
+    })
 }
 
 /// After shutdown was requested: stops accepting, waits for this shard's connections to
@@ -544,6 +562,9 @@ async fn drain_and_stop(
     tasks: Tasks,
     shutdown: &Shutdown,
 ) -> Result<(), String> {
+    // A build stops after its page and goes on at the next start.
+    shard.tables.stop_index_work();
+    tasks.index_work.await;
     tasks.shared.await;
     tasks.own.await;
     if let Some(t) = tasks.resp {

@@ -63,7 +63,7 @@ async fn respond(
         shard.counters.count_op(header.opcode);
     }
     match r {
-        Route::Local => table_ops::run(shard, &req, durability, out).await.map(|()| None),
+        Route::Local => table_ops::run(shard, &req, body, durability, out).await.map(|()| None),
         Route::Forward(to) => forward::forward(shard, to, header, body).await.map(Some),
         Route::FanOut(kind) => fanout::run(shard, kind, body, out).await.map(|()| None),
         Route::NotOwner(owner) => Err(RequestError::NotOwner { shard: shard.id, owner }),

@@ -1,6 +1,6 @@
 //! Requests coordinated across every shard by the shard that received them: Stats, DDL (always
-//! on shard 0, see `router.rs`), scans that do not give a whole shard key and index queries
-//! (`index_query.rs`).
+//! on shard 0, see `router.rs`) and scans that do not give a whole shard key. (Index queries,
+//! which also ask every shard, run from `table_ops.rs`: `index_query.rs`.)
 //!
 //! A scan that bounds the first key field is merged across the shards in key order
 //! (`merged_scan.rs`). A full scan (nothing bounds the first key field; the client allowed it)
@@ -20,7 +20,7 @@ use crate::mesh::ShardMsg;
 use crate::router::FanOutKind;
 use crate::shard::Shard;
 use crate::table_ops::{self, scan_page};
-use crate::{index_query, merged_scan};
+use crate::{merged_scan, page_budget};
 
 /// Bytes of the shard number at the start of a fanned-out scan's resume token.
 const SCAN_TOKEN_SHARD_BYTES: usize = 2;
@@ -62,19 +62,18 @@ pub async fn run(
             response::encode_page(out, t.schema(), &rows, resume.as_deref());
             Ok(())
         }
-        FanOutKind::IndexQuery { table, query } => {
-            index_query::run(shard, table, query, body, out).await
-        }
     }
 }
 
 /// Applies DDL on every shard, this one (the coordinator) first, one text at a time. Every
 /// shard gets the same text even when it fails here: statements apply in order until the first
 /// failure, which is the same failure on every shard, so the catalogs stay equal. A shard that
-/// disagrees (a disk error on one shard) is logged and reported.
+/// disagrees (a disk error on one shard) is logged and reported. Shards may differ in how far
+/// their index builds have got; the answer is the node's view (`merge`): an index is READY
+/// only if it is READY on every shard.
 async fn ddl(shard: &Rc<Shard>, text: &str) -> Result<Vec<Outcome>, RequestError> {
     let _permit = shard.ddl_lock.acquire_permit(1).await.map_err(|_| RequestError::ShuttingDown)?;
-    let here = shard
+    let mut here = shard
         .tables
         .ddl(text)
         .await
@@ -87,8 +86,8 @@ async fn ddl(shard: &Rc<Shard>, text: &str) -> Result<Vec<Outcome>, RequestError
             .await
             .map_err(|e| e.reply())
             .and_then(|r| r);
-        let same = match (&here, &there) {
-            (Ok(a), Ok(b)) => a == b,
+        let same = match (&mut here, &there) {
+            (Ok(a), Ok(b)) => merge(a, b),
             (Err(a), Err(b)) => a.code == b.code,
             _ => false,
         };
@@ -108,6 +107,23 @@ async fn ddl(shard: &Rc<Shard>, text: &str) -> Result<Vec<Outcome>, RequestError
     }
 }
 
+/// Merges another shard's outcomes into `here` (the node's view of index states, see
+/// `Outcome::merged_states`); false, leaving `here` alone, if they differ in anything else.
+fn merge(here: &mut Vec<Outcome>, there: &[Outcome]) -> bool {
+    if here.len() != there.len() {
+        return false;
+    }
+    let merged: Option<Vec<Outcome>> =
+        here.iter().zip(there).map(|(a, b)| a.merged_states(b)).collect();
+    match merged {
+        Some(merged) => {
+            *here = merged;
+            true
+        }
+        None => false,
+    }
+}
+
 /// A fanned-out scan: the shards in turn until `limit` rows.
 async fn scan(
     shard: &Rc<Shard>,
@@ -120,7 +136,7 @@ async fn scan(
     let (mut s, mut inner) = parse_token(resume, shard.shards())
         .map_err(|what| TableError::BadResumeToken { table: table.to_owned(), what })?;
     let mut rows = Vec::new();
-    let mut budget = table_ops::page_budget(shard, t);
+    let mut budget = page_budget::page_budget(shard, t);
     while s < shard.shards() {
         // 0 on the first page is refused by the table layer (227), as for any scan.
         let want = limit.saturating_sub(rows.len() as u32);
@@ -138,7 +154,7 @@ async fn scan(
             .await?
         }?;
         let mut page_rows = page.rows;
-        if table_ops::trim_to_budget(&mut page_rows, &mut budget, !rows.is_empty()) {
+        if page_budget::trim_to_budget(&mut page_rows, &mut budget, !rows.is_empty()) {
             // The response is full: go on after the last row kept (or where this shard's part
             // started, if none fit).
             let at = page_rows.last().map(|r| r.key.clone()).or(from).unwrap_or_default();

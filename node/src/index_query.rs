@@ -2,7 +2,7 @@
 //! of their rows, so every shard holds some of them. The shard that received the query asks
 //! every shard at once for one page of its READY index (`TableStore::index_scan`: equal values,
 //! a range, forward or reverse, rows or keys only) and merges the pages in index order, reverse
-//! index order for a reverse query, as a bounded scan does (`merged_scan::merge_by`).
+//! index order for a reverse query, as a bounded scan does (`merge::merge_by`).
 //!
 //! Entry keys are encoded alike on every shard (the index id and the table id come from the one
 //! catalog every shard applies in the same order; docs/FORMAT.md "Index entries"), and an entry
@@ -26,10 +26,11 @@ use ringstore_storage::table::{CatalogTable, FieldRange, IndexHit, IndexPage, In
 
 use crate::error::RequestError;
 use crate::forward::ask;
-use crate::merged_scan::{merge_by, Merged};
+use crate::merge::{merge_by, Merged};
 use crate::mesh::ShardMsg;
+use crate::page_budget::{page_budget, trim_items_to_budget};
+use crate::range_bound::bound;
 use crate::shard::Shard;
-use crate::table_ops::{self, bound};
 
 /// Runs the index query `query` on `table` (whose request body is `body`, sent on to the other
 /// shards) and writes the IndexPage response body into `out`.
@@ -57,13 +58,9 @@ async fn page(
     let parts = parts.into_iter().map(|p| (p.hits, p.resume)).collect();
     let Merged { rows: mut hits, next } =
         merge_by(parts, entry_key, query.reverse, query.limit as usize);
-    let mut budget = table_ops::page_budget(shard, t);
-    let trimmed = table_ops::trim_items_to_budget(
-        &mut hits,
-        &mut budget,
-        false,
-        response::index_hit_wire_bytes,
-    );
+    let mut budget = page_budget(shard, t);
+    let trimmed =
+        trim_items_to_budget(&mut hits, &mut budget, false, response::index_hit_wire_bytes);
     let next = if trimmed { hits.last().map(|h| h.entry.clone()) } else { next };
     Ok((hits, next))
 }

@@ -25,9 +25,11 @@ use ringstore_storage::table::{CatalogTable, RowPage, TableError, TableRow};
 
 use crate::error::RequestError;
 use crate::forward::ask;
+use crate::merge::{merge_by, Merged};
 use crate::mesh::ShardMsg;
+use crate::page_budget;
 use crate::shard::Shard;
-use crate::table_ops::{self, scan_page};
+use crate::table_ops::scan_page;
 
 /// First two bytes of a merged scan's resume token: no shard has this number (`SHARDS_MAX` is
 /// 1024), so it cannot be mistaken for a full scan's token, which starts with a shard number.
@@ -50,8 +52,8 @@ pub async fn page(
         .map_err(|what| TableError::BadResumeToken { table: t.name().to_string(), what })?;
     let parts = shard_pages(shard, body, limit, after.as_deref()).await?;
     let Merged { mut rows, next } = merge(parts, reverse, limit as usize);
-    let mut budget = table_ops::page_budget(shard, t);
-    let next = if table_ops::trim_to_budget(&mut rows, &mut budget, false) {
+    let mut budget = page_budget::page_budget(shard, t);
+    let next = if page_budget::trim_to_budget(&mut rows, &mut budget, false) {
         rows.last().map(|r| r.key.clone())
     } else {
         next
@@ -84,47 +86,10 @@ async fn shard_pages(
     try_join_all(asks).await
 }
 
-/// Items in scan order, and the key the next page starts after (None: the scan is done).
-#[derive(Debug, PartialEq)]
-pub(crate) struct Merged<T> {
-    pub(crate) rows: Vec<T>,
-    pub(crate) next: Option<Vec<u8>>,
-}
-
 /// Merges the shards' pages of rows into key order (`merge_by` on each row's stored key).
 fn merge(parts: Vec<RowPage>, reverse: bool, limit: usize) -> Merged<TableRow> {
     let parts = parts.into_iter().map(|p| (p.rows, p.resume)).collect();
     merge_by(parts, |r: &TableRow| &r.key, reverse, limit)
-}
-
-/// Merges the shards' pages (each its items in scan order and its resume key) into scan order
-/// by `key`, and keeps the items every shard has answered for: up to the first key (in scan
-/// order) at which a shard's page was cut, and at most `limit`. Keys are unique across shards.
-/// Index queries merge their entries this way too (`index_query.rs`).
-pub(crate) fn merge_by<T>(
-    parts: Vec<(Vec<T>, Option<Vec<u8>>)>,
-    key: fn(&T) -> &[u8],
-    reverse: bool,
-    limit: usize,
-) -> Merged<T> {
-    let before = |a: &[u8], b: &[u8]| if reverse { a > b } else { a < b };
-    let cut = parts
-        .iter()
-        .filter_map(|(_, resume)| resume.as_deref())
-        .reduce(|a, b| if before(b, a) { b } else { a })
-        .map(<[u8]>::to_vec);
-    let mut rows: Vec<T> = parts
-        .into_iter()
-        .flat_map(|(rows, _)| rows)
-        .filter(|r| cut.as_deref().is_none_or(|c| !before(c, key(r))))
-        .collect();
-    rows.sort_unstable_by(|a, b| if reverse { key(b).cmp(key(a)) } else { key(a).cmp(key(b)) });
-    if rows.len() > limit {
-        rows.truncate(limit);
-        let next = rows.last().map(|r| key(r).to_vec());
-        return Merged { rows, next };
-    }
-    Merged { rows, next: cut }
 }
 
 /// The stored key a merged scan goes on after; None: from the start. Refused (the reason) if the

@@ -130,6 +130,12 @@ const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
         "1 while a failed write or fsync (a full disk) makes the shard refuse writes (611).",
     ),
     ("write_resumes", Counter, "Times the shard took writes again after refusing them."),
+    (
+        "indexes_building",
+        Gauge,
+        "Secondary indexes BUILDING on the shard (its background build has not finished).",
+    ),
+    ("index_build_rows", Counter, "Rows the shard's background index builds have indexed."),
 ];
 
 /// Every statistic this table describes (names without the `ringstore_` prefix). A test

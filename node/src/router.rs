@@ -8,7 +8,7 @@
 //! agree. Anything the table layer will refuse (unknown table, a key that does not cover the
 //! shard key, a mistyped key value) runs locally, where the table layer gives the error.
 
-use ringstore_net::request::{IndexBody, RangeBody, Request, WriteBody};
+use ringstore_net::request::{RangeBody, Request, WriteBody};
 use ringstore_net::route::partition_of_fields;
 use ringstore_net::FieldList;
 
@@ -44,8 +44,6 @@ pub enum FanOutKind<'r> {
     Ddl { text: &'r str },
     /// A scan without a whole shard key: every shard's rows in turn.
     Scan { table: &'r str, range: RangeBody<'r> },
-    /// A query on a secondary index: every shard's entries merged in index order.
-    IndexQuery { table: &'r str, query: &'r IndexBody<'r> },
 }
 
 /// Decides where `req`, received by `shard`, runs. A request another shard `forwarded` here
@@ -54,18 +52,17 @@ pub fn route<'r>(shard: &Shard, req: &'r Request<'r>, forwarded: bool) -> Route<
     if forwarded {
         return match req {
             Request::Ddl { text } => Route::FanOut(FanOutKind::Ddl { text }),
-            Request::IndexQuery { table, query } => {
-                Route::FanOut(FanOutKind::IndexQuery { table, query })
-            }
+            Request::IndexQuery { .. } => Route::Local,
             _ => check_forwarded(keyed(req).and_then(|(table, key)| by_key(shard, table, key))),
         };
     }
     match req {
-        Request::Ping | Request::Hello | Request::Describe { .. } => Route::Local,
-        Request::Stats => Route::FanOut(FanOutKind::Stats),
-        Request::IndexQuery { table, query } => {
-            Route::FanOut(FanOutKind::IndexQuery { table, query })
+        // An index query's entries lie on every shard: the receiving shard asks them all
+        // (`index_query.rs`), wherever the query arrived.
+        Request::Ping | Request::Hello | Request::Describe { .. } | Request::IndexQuery { .. } => {
+            Route::Local
         }
+        Request::Stats => Route::FanOut(FanOutKind::Stats),
         Request::Ddl { text } => {
             if shard.id == DDL_COORDINATOR {
                 Route::FanOut(FanOutKind::Ddl { text })

@@ -147,6 +147,9 @@ impl Shard {
         push("segment_preallocations_failed", s.counters.preallocations_failed);
         push("writes_refused", u64::from(self.tables.is_poisoned()));
         push("write_resumes", s.counters.write_resumes);
+        let builds = self.tables.index_work_stats();
+        push("indexes_building", builds.building);
+        push("index_build_rows", builds.rows_indexed);
         ShardStats { shard: self.id as u16, values }
     }
 }

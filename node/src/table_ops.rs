@@ -9,22 +9,26 @@
 
 use std::rc::Rc;
 
-use ringstore_net::request::{Bound, RangeBody, Request, WriteBody, WriteOptions};
+use ringstore_net::request::{RangeBody, Request, WriteBody, WriteOptions};
 use ringstore_net::{response, ErrorReply, FieldList, Opcode, Topology, Writer};
 use ringstore_storage::table::{
-    CatalogTable, ExecuteOptions, FieldRange, RangeBound, RangeRequest, RowPage, TableError,
-    TableRow, Value, WriteOp,
+    CatalogTable, ExecuteOptions, FieldRange, RangeRequest, RowPage, TableError, Value, WriteOp,
 };
 use ringstore_storage::Durability;
 
 use crate::error::RequestError;
+use crate::index_query;
+use crate::page_budget::{page_budget, trim_to_budget};
+use crate::range_bound::bound;
 use crate::shard::Shard;
 
-/// Runs `req` here and writes the response body into `out`. Stats, DDL, fanned-out scans and
-/// index queries are in `fanout.rs`; this covers everything one shard answers alone.
+/// Runs `req` (whose body is `body`) here and writes the response body into `out`. Stats, DDL
+/// and fanned-out scans are in `fanout.rs`; this covers what the receiving shard answers, alone
+/// or (an index query, `index_query.rs`) by asking every shard for its entries.
 pub async fn run(
     shard: &Rc<Shard>,
     req: &Request<'_>,
+    body: &[u8],
     durability: Durability,
     out: &mut Writer,
 ) -> Result<(), RequestError> {
@@ -83,8 +87,8 @@ pub async fn run(
             response::encode_page(out, t.schema(), &page.rows, page.resume.as_deref());
             Ok(())
         }
-        Request::IndexQuery { .. } => {
-            unreachable!("router.rs fans out every index query, forwarded or not (index_query.rs)")
+        Request::IndexQuery { table, query } => {
+            index_query::run(shard, table, query, body, out).await
         }
         Request::MultiDelete { table, range } => {
             let t = tables.table(table)?;
@@ -136,46 +140,6 @@ pub async fn scan_page(
     run.await.map_err(|e: RequestError| e.reply())
 }
 
-/// Room for resume tokens and counts in a page response besides its columns and rows.
-pub const PAGE_OVERHEAD_BYTES: usize = 8 * 1024;
-
-/// Bytes of rows a page response may carry: the frame limit less the columns and overhead, so
-/// no response is larger than a frame the node would accept.
-pub fn page_budget(shard: &Shard, t: &CatalogTable) -> usize {
-    let columns: usize = t.schema().fields().iter().map(|f| 1 + f.name().as_str().len()).sum();
-    (shard.limits.frame_body_bytes as usize).saturating_sub(2 + columns + PAGE_OVERHEAD_BYTES)
-}
-
-/// Keeps the leading rows that fit in `budget` (at least one unless `may_empty`) and takes their
-/// bytes off it; true if rows were dropped (the page then ends at the last row kept).
-pub fn trim_to_budget(rows: &mut Vec<TableRow>, budget: &mut usize, may_empty: bool) -> bool {
-    trim_items_to_budget(rows, budget, may_empty, response::row_wire_bytes)
-}
-
-/// [`trim_to_budget`] for any response item whose encoded size `wire_bytes` gives (rows, index
-/// entries).
-pub fn trim_items_to_budget<T>(
-    rows: &mut Vec<T>,
-    budget: &mut usize,
-    may_empty: bool,
-    wire_bytes: impl Fn(&T) -> usize,
-) -> bool {
-    let mut used = 0;
-    let mut keep = 0;
-    for row in rows.iter() {
-        let bytes = wire_bytes(row);
-        if used + bytes > *budget && (keep > 0 || may_empty) {
-            break;
-        }
-        used += bytes;
-        keep += 1;
-    }
-    let trimmed = keep < rows.len();
-    rows.truncate(keep);
-    *budget = budget.saturating_sub(used);
-    trimmed
-}
-
 /// The non-NULL pairs of a key or row, owned.
 pub(crate) fn present<'a>(fields: FieldList<'a>) -> Vec<(&'a str, Value)> {
     fields.iter().filter_map(|(name, v)| Some((name, v.to_value()?))).collect()
@@ -219,12 +183,6 @@ impl<'a> OwnedWrite<'a> {
         }
         op
     }
-}
-
-/// A range bound in the table layer's form (None: open, or a NULL the decoder let through).
-pub(crate) fn bound(b: &Option<Bound<'_>>) -> Option<RangeBound> {
-    let b = b.as_ref()?;
-    Some(RangeBound { value: b.value.to_value()?, inclusive: b.inclusive })
 }
 
 /// Whether the scan `range` bounds the first key field: the table layer's rule
@@ -274,41 +232,4 @@ fn range_request<'a>(
         versions: range.versions,
         allow_full_scan: range.allow_full_scan,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use ringstore_storage::table::{RowToken, RowVersion};
-
-    fn row(key: &str, value_bytes: usize) -> TableRow {
-        let version = RowVersion {
-            version: 1,
-            expiry_ms: 0,
-            fields: vec![Some(Value::Binary(vec![0; value_bytes]))],
-        };
-        TableRow { token: RowToken(1), versions: vec![version], key: key.as_bytes().to_vec() }
-    }
-
-    #[test]
-    fn a_page_keeps_the_leading_rows_that_fit_and_at_least_one() {
-        let rows: Vec<TableRow> = (0..5).map(|i| row(&format!("k{i}"), 100)).collect();
-        let each = response::row_wire_bytes(&rows[0]);
-        let mut page = rows.clone();
-        let mut budget = 3 * each + 10;
-        assert!(trim_to_budget(&mut page, &mut budget, false), "two rows did not fit");
-        assert_eq!((page.len(), budget), (3, 10));
-        let mut page = rows.clone();
-        let mut budget = each - 1;
-        assert!(trim_to_budget(&mut page, &mut budget, false));
-        assert_eq!((page.len(), budget), (1, 0), "the first row goes even over the budget");
-        let mut page = rows.clone();
-        let mut budget = each - 1;
-        assert!(trim_to_budget(&mut page, &mut budget, true));
-        assert!(page.is_empty(), "a later shard's part may add nothing");
-        let mut page = rows;
-        let mut budget = usize::MAX;
-        assert!(!trim_to_budget(&mut page, &mut budget, false));
-        assert_eq!(page.len(), 5);
-    }
 }

@@ -1,9 +1,11 @@
 //! Secondary-index queries through the real daemon (2 shards, issue 15): the IndexQuery request
 //! runs on every shard and the coordinating shard merges the pages in index order.
 //!
-//! A `people` table gets an index on (city, age) after half its rows exist (so the index is
-//! built), then more rows, updates that move rows between index values, deletes, and rows
-//! without a city (NULL, which sorts first). A model of the rows gives the expected answer of
+//! A `people` table gets an index on (city, age) after half its rows exist (the statement returns
+//! with the index BUILDING on both shards; queries are refused with 236 naming BUILDING until
+//! SHOW INDEXES says READY, which the test waits for by looking at the state a bounded number of
+//! times), then more rows (written while the shards build), updates that move rows between index
+//! values, deletes, and rows without a city (NULL, which sorts first). A model of the rows gives the expected answer of
 //! every query: the rows under a city in (age, id) order, forward and reverse, with a range on
 //! age, the whole index (NULL first), and NULL itself; the matching rows lie on both shards.
 //! Paging with a small limit and the resume token returns exactly the sequence of one big page,
@@ -19,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use node_common::*;
 use ringstore_net::request::{Bound, IndexBody, Request};
 use ringstore_net::{response, Client, ClientError, IndexLookup, IndexRow, IndexRows, ValueRef};
-use ringstore_storage::table::{RangeBound, Value};
+use ringstore_storage::table::{IndexState, Outcome, RangeBound, Value};
 use ringstore_storage::Durability;
 use ringstore_tests::{Node, TEST_SHARDS};
 
@@ -63,7 +65,13 @@ fn node_with_people(data: &std::path::Path) -> (Node, Client, Model) {
     for id in 0..ROWS / 2 {
         put(&mut c, &mut model, id, city_of(id), age_of(id));
     }
-    c.ddl(INDEX_DDL).expect("create index over existing rows");
+    let created = c.ddl(INDEX_DDL).expect("create index over existing rows");
+    // Both shards hold rows, so the statement returns with the build under way on each.
+    assert!(
+        matches!(created[0], Outcome::IndexCreated { state: IndexState::Building, .. }),
+        "{created:?}"
+    );
+    // The rows written from here on land while the shards build (or just after).
     for id in ROWS / 2..ROWS {
         put(&mut c, &mut model, id, city_of(id), age_of(id));
     }
@@ -75,8 +83,34 @@ fn node_with_people(data: &std::path::Path) -> (Node, Client, Model) {
         c.delete("people", &[("id", Value::Long(id))]).expect("delete");
         model.remove(&id);
     }
+    wait_until_ready(&mut c);
     (node, c, model)
 }
+
+/// Looks at the index's node-level state until it is READY, at most [`LOOKS_MAX`] times. Each
+/// time, a query is either refused with 236 naming BUILDING (some shard is still building) or,
+/// once the state is READY, answered.
+fn wait_until_ready(c: &mut Client) {
+    let lookup = IndexLookup::new(&[], 1);
+    for _ in 0..LOOKS_MAX {
+        let state = c.index_state("people", "city_age").expect("SHOW INDEXES");
+        match c.index_query("people", "city_age", &lookup) {
+            Ok(_) if state == Some(IndexState::Ready) => return,
+            // READY on every shard between the two requests.
+            Ok(_) => assert_eq!(state, Some(IndexState::Building)),
+            Err(e) => {
+                assert_eq!(e.code(), Some(236), "{e}");
+                assert!(e.to_string().contains("BUILDING"), "{e}");
+                assert_eq!(state, Some(IndexState::Building), "refused while {state:?}");
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    panic!("the index was not READY after {LOOKS_MAX} looks");
+}
+
+/// Looks at an index's state before a test gives up waiting for READY.
+const LOOKS_MAX: usize = 4_000;
 
 /// The ids the model puts under the query, in index order: (city, age, id), NULL city first.
 fn expected(model: &Model, keep: impl Fn(&Option<String>, i32) -> bool, reverse: bool) -> Vec<i64> {

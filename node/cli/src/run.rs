@@ -23,6 +23,7 @@
 //! Every failure is a [`CliError`]: the server's code and message, or a local 8xx code.
 
 mod index_select;
+mod index_wait;
 
 use std::collections::HashMap;
 use std::io::{ErrorKind, Write};
@@ -293,7 +294,9 @@ impl Session {
     fn ddl(&mut self, text: &str) -> Result<String> {
         self.schemas.clear();
         let outcomes = self.client.ddl(text)?;
-        Ok(outcomes.iter().map(|o| outcome_text(self.format, o)).collect())
+        let mut out: String = outcomes.iter().map(|o| outcome_text(self.format, o)).collect();
+        out += &self.wait_for_indexes(text, &outcomes)?;
+        Ok(out)
     }
 
     /// Types every row, then puts them one by one.

@@ -43,17 +43,26 @@ fn sql_and_the_admin_cli_give_the_same_statements() {
         index: n("by_age"),
         fields: vec![n("age"), n("name")],
         if_not_exists: false,
+        wait: false,
     };
     assert_eq!(one("CREATE INDEX by_age ON people (age, name)"), create);
     assert_eq!(one("create index by_age on people(age,name);"), create);
+    assert_eq!(one("plan add-index -name by_age -table people -field age -field name"), create);
+    // -wait is for the client (it waits for READY); the statement is otherwise the same.
+    let waiting = match create.clone() {
+        Statement::CreateIndex { table, index, fields, if_not_exists, .. } => {
+            Statement::CreateIndex { table, index, fields, if_not_exists, wait: true }
+        }
+        other => other,
+    };
     assert_eq!(
         one("plan add-index -name by_age -table people -field age -field name -wait"),
-        create
+        waiting
     );
     assert_eq!(
         parse_cli("plan add-index -table people -wait -field age -name by_age -field name")
             .expect("succeeds"),
-        vec![create.clone()],
+        vec![waiting.clone()],
         "flags in any order, fields in their order"
     );
     let Statement::CreateIndex { if_not_exists, .. } =
@@ -230,4 +239,39 @@ fn crc32(bytes: &[u8]) -> u32 {
         }
     }
     !crc
+}
+
+/// Two shards' copies of a table whose index is built on each on its own: the node's answer is
+/// READY only when both are, and copies that differ otherwise do not merge.
+#[test]
+fn a_node_reports_an_index_ready_only_when_every_shard_has_built_it() {
+    use ringstore_model::table::catalog::{Catalog, Outcome, Plan};
+    use ringstore_model::table::IndexState::{Building, Deleting, Ready};
+    assert_eq!(Ready.least_ready(Ready), Ready);
+    assert_eq!(Ready.least_ready(Building), Building);
+    assert_eq!(Building.least_ready(Ready), Building);
+    assert_eq!(Building.least_ready(Deleting), Deleting);
+    let mut c = Catalog::default();
+    let text = "CREATE TABLE t (id LONG, v INTEGER, PRIMARY KEY (id)); CREATE INDEX by_v ON t (v)";
+    for st in ringstore_model::ddl::parse(text).expect("parses") {
+        let Ok(Plan::Change { next, .. }) = c.plan(&st) else { panic!("a change") };
+        c = next;
+    }
+    let t = c.get("t").expect("table").clone();
+    let index = t.indexes()[0].id();
+    let ready = c.with_index_state(t.id(), index, Ready).expect("index");
+    let (a, b) = (ready.get("t").expect("t"), c.get("t").expect("t"));
+    let merged = a.merged_states(b).expect("the same table");
+    assert_eq!(merged.indexes()[0].state(), Building);
+    assert_eq!(a.merged_states(a).expect("same").indexes()[0].state(), Ready);
+    let shown = Outcome::Indexes(a.clone()).merged_states(&Outcome::Indexes(b.clone()));
+    assert!(matches!(shown, Some(Outcome::Indexes(t)) if t.indexes()[0].state() == Building));
+    let created = Outcome::IndexCreated { table: t.id(), index, state: Ready };
+    let building = Outcome::IndexCreated { table: t.id(), index, state: Building };
+    assert_eq!(created.merged_states(&building), Some(building.clone()));
+    let other = Outcome::IndexCreated { table: t.id(), index: IndexId(index.0 + 1), state: Ready };
+    assert_eq!(created.merged_states(&other), None, "another index is a disagreement");
+    assert_eq!(ready.without_build_progress(), c.without_build_progress());
+    assert_eq!(ready.for_shard(Some(&c)), c, "a copy never claims another shard's build");
+    assert_eq!(ready.for_shard(Some(&ready)), ready);
 }

@@ -7,52 +7,59 @@
 //! batch wrote, or leaves alone an entry the lost batch was to write. Rows are whole records,
 //! so each row is still some version of itself; only entries can be stale or missing, and only
 //! for rows written since the last sync. So an open that replayed log records (after a crash; a
-//! clean close leaves nothing to replay) checks every BUILDING or READY index against its table
-//! before the store takes requests: each row gets the entries it calls for, and each entry whose
-//! row does not call for it is deleted. That costs a read of every row and entry of the
-//! indexed tables, at open after a crash only.
+//! clean close leaves nothing to replay) checks every READY index against its table before the
+//! store takes requests: each row gets the entries it calls for, and each entry whose row does
+//! not call for it is deleted. That costs a read of every row and entry of the tables with READY
+//! indexes, at open after a crash only. A BUILDING index's build starts over instead: its
+//! entries go with one range delete, and the index worker builds it again in the background, so
+//! the open does not wait for a read of its table.
 
 use crate::disk::Disk;
 use crate::log::group_commit::Durability;
-use crate::read::ScanRequest;
+use crate::read::{as_ref, bounds, ScanRequest};
 use crate::store::BatchOp;
 use crate::table::catalog::CatalogTable;
-use crate::table::index_def::IndexDef;
+use crate::table::index_def::{IndexDef, IndexState};
 use crate::table::index_work::INDEX_BUILD_PAGE_ROWS;
 use crate::table::key::{decode_index_entry, index_prefix, table_prefix};
 use crate::table::op_error::OpResult;
-use crate::table::secondary_index::{entry_keys, maintained};
+use crate::table::secondary_index::entry_keys;
 use crate::table::stored_row::StoredRow;
 use crate::table::table_store::TableStore;
 
 impl<D: Disk> TableStore<D> {
-    /// After an open that replayed log records: every maintained index made equal to its
-    /// table, then synced. Nothing to do after a clean close.
+    /// After an open that replayed log records: every READY index made equal to its table and
+    /// every BUILDING one emptied for its build to start over, then synced. Nothing to do after
+    /// a clean close.
     pub(crate) async fn repair_indexes_after_crash(&self) -> OpResult<()> {
         if self.store.recovery_report().records_replayed == 0 {
             return Ok(());
         }
-        let tables: Vec<_> = self
-            .tables
-            .borrow()
-            .by_id
-            .values()
-            .filter(|t| maintained(t).next().is_some())
-            .cloned()
-            .collect();
+        let tables: Vec<_> = self.tables.borrow().by_id.values().cloned().collect();
+        let mut repaired = false;
         for t in &tables {
+            for def in t.indexes().iter().filter(|i| i.state() == IndexState::Building) {
+                let prefix = index_prefix(def.id());
+                let (start, end) = bounds(&ScanRequest::prefix(&prefix, 1));
+                self.store.delete_range(as_ref(&start), as_ref(&end), Durability::NoSync).await?;
+                repaired = true;
+            }
+            if ready(t).next().is_none() {
+                continue;
+            }
             self.add_missing_entries(t).await?;
-            for def in maintained(t) {
+            for def in ready(t) {
                 self.remove_stale_entries(t, def).await?;
             }
+            repaired = true;
         }
-        if !tables.is_empty() {
+        if repaired {
             self.store.sync().await?;
         }
         Ok(())
     }
 
-    /// Puts every entry a row of `t` calls for that the store lacks (or holds with another
+    /// Puts every entry a row of `t` calls for in a READY index that the store lacks (or holds with another
     /// expiry).
     async fn add_missing_entries(&self, t: &CatalogTable) -> OpResult<()> {
         let prefix = table_prefix(t.id());
@@ -65,8 +72,7 @@ impl<D: Disk> TableStore<D> {
                 let expiry_ms = stored.record_expiry_ms();
                 let version = stored.versions.first().map(|v| v.version);
                 // An entry the row cannot have (a value over the limits) was never written.
-                for entry in entry_keys(t, maintained(t), &row.key, &stored)?.into_iter().flatten()
-                {
+                for entry in entry_keys(t, ready(t), &row.key, &stored)?.into_iter().flatten() {
                     let held = self.store.get(&entry).await?;
                     if !matches!(held, Some(h) if h.expiry_ms == expiry_ms) {
                         ops.push(BatchOp::Put {
@@ -134,4 +140,9 @@ impl<D: Disk> TableStore<D> {
         }
         Ok(())
     }
+}
+
+/// The READY indexes of `t`: the ones a repair makes equal to the table.
+fn ready(t: &CatalogTable) -> impl Iterator<Item = &IndexDef> + Clone + '_ {
+    t.indexes().iter().filter(|i| i.state() == IndexState::Ready)
 }

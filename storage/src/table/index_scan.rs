@@ -42,7 +42,10 @@ impl<D: Disk> TableStore<D> {
         };
         if def.state() != IndexState::Ready {
             let hint = match def.state() {
-                IndexState::Building => ": it becomes READY once every row is indexed",
+                IndexState::Building => {
+                    ": it is being built in the background and becomes READY once every shard \
+                     has indexed its rows (SHOW INDEXES shows the state)"
+                }
                 _ => ": it is being dropped",
             };
             let (table, index) = (table.to_owned(), index.to_owned());

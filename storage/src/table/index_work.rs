@@ -2,16 +2,22 @@
 //! the rows the table already has, removing a DELETING index's entries, resuming both at open,
 //! and multiDelete on a table with indexes.
 //!
-//! **Build**: the table's keys are read in pages of [`INDEX_BUILD_PAGE_ROWS`]; each row is read
-//! with its stamp and the page's entries are written as one batch only if no row of the page
-//! changed meanwhile (else the page is read again), so the build never writes the entry of a
-//! row as it was: a write that lands during the build keeps the index up to date itself (the
-//! index is BUILDING, so writes maintain it). Once every page is written and synced, the index
-//! becomes READY in the catalog file. A row whose indexed value is over the index's limits
-//! (235, written before the index existed) fails the build: the index is then dropped again.
-//! **Drop**: one range delete over the index's prefix (atomic, as any range delete), a sync,
-//! then the index leaves the catalog. Both steps are idempotent, so a crash at any point is
-//! repaired at the next open by doing the step again ([`TableStore::resume_index_work`]).
+//! **Build**: CREATE INDEX on a table this shard holds rows of writes the index BUILDING to the
+//! catalog file and returns at once; the shard's index worker ([`TableStore::run_index_work`],
+//! which the node spawns in a low-priority task queue) then reads the table's keys in pages of
+//! [`INDEX_BUILD_PAGE_ROWS`], yielding its task queue between pages so requests keep their
+//! share of the core. Each row is read with its stamp and the page's entries are written as one
+//! batch only if no row of the page changed meanwhile (else the page is read again), so the
+//! build never writes the entry of a row as it was: a write that lands during the build keeps
+//! the index up to date itself (the index is BUILDING, so writes maintain it). Once every page is
+//! written and synced, the index becomes READY in the catalog file (under the DDL lock, so the
+//! change cannot cross a DDL statement's). On a table with no rows here the build is that last
+//! step alone and runs inside the statement. A row whose indexed value is over the index's
+//! limits (235, written before the index existed) fails the build: the index is then dropped
+//! again. **Drop**: one range delete over the index's prefix (atomic, as any range delete), a
+//! sync, then the index leaves the catalog; cheap, so it runs inside the statement. Both are
+//! idempotent: at open a DELETING index is dropped again, and a BUILDING one is left to the
+//! worker, which starts its build over ([`TableStore::resume_index_work`]).
 
 use std::rc::Rc;
 
@@ -39,14 +45,46 @@ const _: () = assert!(INDEX_BUILD_PAGE_ROWS <= BATCH_OPS_MAX);
 const _: () =
     assert!(INDEX_BUILD_PAGE_ROWS * (RECORD_HEADER_BYTES + KEY_BYTES_MAX + 8) <= BATCH_BYTES_MAX);
 
+/// Times a background build reads one page again after its writes lost to requests' writes
+/// [`WRITE_ATTEMPTS_MAX`] times in a row (yielding in between), before the build gives up (233
+/// contention; the index is dropped again).
+pub const INDEX_BUILD_PAGE_ROUNDS_MAX: usize = 64;
+
+/// How a build ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Built {
+    /// Every row has its entry.
+    Done,
+    /// The index or its table is gone or no longer BUILDING, or the worker was told to stop:
+    /// nothing more to do now.
+    Stopped,
+}
+
+/// What a shard's index work is doing, for its stats.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IndexWorkStats {
+    /// Indexes in state BUILDING on this shard.
+    pub building: u64,
+    /// Rows the builds of this shard have indexed since it opened.
+    pub rows_indexed: u64,
+}
+
 impl<D: Disk> TableStore<D> {
-    /// The work an index statement's catalog change calls for: CREATE INDEX builds the index
-    /// and reports it READY; DROP INDEX removes its entries and forgets it. Other outcomes pass.
+    /// The work an index statement's catalog change calls for, inside the statement (the caller
+    /// holds the DDL lock): CREATE INDEX on a table with no rows here makes the index READY at
+    /// once; on one with rows it stays BUILDING and the index worker is woken. DROP INDEX
+    /// removes its entries and forgets the index. Other outcomes pass.
     pub(crate) async fn index_work(&self, outcome: Outcome) -> OpResult<Outcome> {
         match outcome {
             Outcome::IndexCreated { table, index, .. } => {
-                self.build_or_abandon(table, index).await?;
-                Ok(Outcome::IndexCreated { table, index, state: IndexState::Ready })
+                if self.has_rows(table).await? {
+                    self.index_work_wanted.notify(usize::MAX);
+                    return Ok(Outcome::IndexCreated { table, index, state: IndexState::Building });
+                }
+                let built = self.build_pages(table, index).await;
+                self.settle_build(table, index, built).await?;
+                let state = self.index_state(table, index).unwrap_or(IndexState::Ready);
+                Ok(Outcome::IndexCreated { table, index, state })
             }
             Outcome::IndexDropped { table, index } => {
                 self.finish_drop(table, index).await?;
@@ -56,66 +94,184 @@ impl<D: Disk> TableStore<D> {
         }
     }
 
-    /// At open: the builds and drops that a crash or a stop interrupted, done again. A build
-    /// that fails on the data drops its index (logged), so the store still opens.
+    /// Whether this shard holds a row of the table.
+    async fn has_rows(&self, table: TableId) -> OpResult<bool> {
+        let prefix = table_prefix(table);
+        let mut request = ScanRequest::prefix(&prefix, 1);
+        request.keys_only = true;
+        Ok(!self.store.scan(&request).await?.rows.is_empty())
+    }
+
+    /// The state of index `index` of `table`, if it exists.
+    fn index_state(&self, table: TableId, index: IndexId) -> Option<IndexState> {
+        let t = self.tables.borrow().by_id.get(&table.0).cloned()?;
+        let state = t.indexes().iter().find(|i| i.id() == index).map(|i| i.state());
+        state
+    }
+
+    /// At open: the drops that a crash or a stop interrupted, done again. An interrupted build
+    /// stays BUILDING for the index worker, so the store opens without reading the table.
     pub(crate) async fn resume_index_work(&self) -> OpResult<()> {
-        let pending: Vec<(TableId, IndexId, IndexState)> = self
-            .catalog
-            .borrow()
-            .tables()
-            .flat_map(|t| t.indexes().iter().map(move |i| (t.id(), i.id(), i.state())))
-            .filter(|(_, _, state)| *state != IndexState::Ready)
-            .collect();
-        for (table, index, state) in pending {
-            match state {
-                IndexState::Building => match self.build_or_abandon(table, index).await {
-                    Err(OpError::Table(e)) => {
-                        tracing::warn!(table = table.0, index = index.0, "index dropped: {e}");
-                    }
-                    other => other?,
-                },
-                IndexState::Deleting => self.finish_drop(table, index).await?,
-                IndexState::Ready => {}
-            }
+        for (table, index) in self.pending(IndexState::Deleting) {
+            self.finish_drop(table, index).await?;
         }
         Ok(())
     }
 
-    /// Builds the index; if that fails, drops it again and returns the build's error.
-    async fn build_or_abandon(&self, table: TableId, index: IndexId) -> OpResult<()> {
-        let Err(e) = self.build_index(table, index).await else { return Ok(()) };
-        let next = self.catalog.borrow().with_index_state(table, index, IndexState::Deleting);
-        if let Some(next) = next {
-            self.commit_catalog(next).await?;
-            self.finish_drop(table, index).await?;
-        }
-        Err(e)
+    /// Every index in `state`, with its table.
+    fn pending(&self, state: IndexState) -> Vec<(TableId, IndexId)> {
+        self.catalog
+            .borrow()
+            .tables()
+            .flat_map(|t| t.indexes().iter().map(move |i| (t.id(), i.id(), i.state())))
+            .filter(|(_, _, s)| *s == state)
+            .map(|(t, i, _)| (t, i))
+            .collect()
     }
 
-    /// Writes the entry of every row of the table, then makes the index READY. Stops early,
-    /// with nothing more to do, if the table or the index is gone or no longer BUILDING.
-    async fn build_index(&self, table: TableId, index: IndexId) -> OpResult<()> {
-        let mut resume = None;
-        loop {
-            let Some((t, def)) = self.building(table, index) else { return Ok(()) };
-            let prefix = table_prefix(table);
-            let mut request = ScanRequest::prefix(&prefix, INDEX_BUILD_PAGE_ROWS);
-            request.keys_only = true;
-            request.resume = resume.take();
-            let page = self.store.scan(&request).await?;
-            let keys: Vec<&[u8]> = page.rows.iter().map(|r| &r.key[..]).collect();
-            self.index_page(&t, &def, &keys).await?;
-            match page.resume {
-                Some(next) => resume = Some(next),
-                None => break,
+    /// What the shard's index builds are doing, for its stats.
+    pub fn index_work_stats(&self) -> IndexWorkStats {
+        let building = self.pending(IndexState::Building).len() as u64;
+        IndexWorkStats { building, rows_indexed: self.index_build_rows.get() }
+    }
+
+    /// The shard's index worker: builds every BUILDING index, then waits for the next CREATE
+    /// INDEX, until [`TableStore::stop_index_work`]. Spawn it in a task queue with few shares
+    /// (the node gives it the store's `maintenance_shares`): it yields its queue after every
+    /// page. A build that fails on the store (a full disk, say) is logged and tried again when
+    /// the worker is next woken (or at the next open); the index stays BUILDING meanwhile.
+    pub async fn run_index_work(&self) {
+        while !self.index_work_stopped.get() {
+            let wanted = self.index_work_wanted.listen();
+            match self.finish_index_work().await {
+                Ok(()) if !self.pending(IndexState::Building).is_empty() => continue,
+                Ok(()) => {}
+                Err(e) => tracing::warn!(dir = %self.store.dir().display(), "index build: {e}"),
+            }
+            if !self.index_work_stopped.get() {
+                wanted.await;
             }
         }
-        self.store.sync().await?;
-        let next = self.catalog.borrow().with_index_state(table, index, IndexState::Ready);
-        match (next, self.building(table, index)) {
-            (Some(next), Some(_)) => self.commit_catalog(next).await,
-            _ => Ok(()),
+    }
+
+    /// Makes [`TableStore::run_index_work`] return after the page it is at; the build goes on
+    /// after the next open. Await the worker's task before closing the store.
+    pub fn stop_index_work(&self) {
+        self.index_work_stopped.set(true);
+        self.index_work_wanted.notify(usize::MAX);
+    }
+
+    /// Builds every index that is BUILDING now, each to READY (or dropped again if a row cannot
+    /// have its entry), and returns; what the worker does each time it wakes. Tests and tools
+    /// without a worker await it after CREATE INDEX. A store error stops it; a build dropped on
+    /// a row's value lets the others go on, and the first such error is returned at the end.
+    pub async fn finish_index_work(&self) -> OpResult<()> {
+        let mut dropped = None;
+        for (table, index) in self.pending(IndexState::Building) {
+            let built = self.build_pages(table, index).await;
+            if self.index_work_stopped.get() {
+                return Ok(());
+            }
+            let _permit =
+                self.ddl_lock.acquire_permit(1).await.map_err(|_| crate::Error::Closed)?;
+            match self.settle_build(table, index, built).await {
+                Err(OpError::Table(e)) => {
+                    tracing::warn!(table = table.0, index = index.0, "index dropped: {e}");
+                    dropped.get_or_insert(OpError::Table(e));
+                }
+                other => other?,
+            }
         }
+        dropped.map_or(Ok(()), Err)
+    }
+
+    /// After the pages of a build (the caller holds the DDL lock, so the catalog change cannot
+    /// cross a statement's): done and still BUILDING, it is synced and made READY; a row that
+    /// cannot have its entry (a table error) drops the index again and is returned; a store
+    /// error is returned with the index left BUILDING.
+    async fn settle_build(
+        &self,
+        table: TableId,
+        index: IndexId,
+        built: OpResult<Built>,
+    ) -> OpResult<()> {
+        match built {
+            Ok(Built::Stopped) => Ok(()),
+            Ok(Built::Done) => {
+                self.store.sync().await?;
+                if self.building(table, index).is_none() {
+                    return Ok(());
+                }
+                let next = self.catalog.borrow().with_index_state(table, index, IndexState::Ready);
+                match next {
+                    Some(next) => self.commit_catalog(next).await,
+                    None => Ok(()),
+                }
+            }
+            Err(OpError::Table(e)) => {
+                let next =
+                    self.catalog.borrow().with_index_state(table, index, IndexState::Deleting);
+                if let Some(next) = next {
+                    self.commit_catalog(next).await?;
+                    self.finish_drop(table, index).await?;
+                }
+                Err(OpError::Table(e))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Writes the entry of every row of the table, a page at a time, yielding the task queue
+    /// between pages. Stops early if the table or the index is gone or no longer BUILDING, or
+    /// the worker is stopping.
+    async fn build_pages(&self, table: TableId, index: IndexId) -> OpResult<Built> {
+        let prefix = table_prefix(table);
+        let mut request = ScanRequest::prefix(&prefix, INDEX_BUILD_PAGE_ROWS);
+        request.keys_only = true;
+        loop {
+            if self.index_work_stopped.get() {
+                return Ok(Built::Stopped);
+            }
+            let page = self.store.scan(&request).await?;
+            let keys: Vec<&[u8]> = page.rows.iter().map(|r| &r.key[..]).collect();
+            if !self.index_page_rounds(table, index, &keys).await? {
+                return Ok(Built::Stopped);
+            }
+            self.index_build_rows.set(self.index_build_rows.get() + keys.len() as u64);
+            match page.resume {
+                Some(next) => request.resume = Some(next),
+                None => return Ok(Built::Done),
+            }
+            glommio::executor().yield_task_queue_now().await;
+        }
+    }
+
+    /// Indexes the page of rows under `keys`, reading it again (after yielding) while requests'
+    /// writes to its rows keep winning or the catalog changes under it, at most
+    /// [`INDEX_BUILD_PAGE_ROUNDS_MAX`] times. False if the index is no longer BUILDING.
+    async fn index_page_rounds(
+        &self,
+        table: TableId,
+        index: IndexId,
+        keys: &[&[u8]],
+    ) -> OpResult<bool> {
+        for _ in 0..INDEX_BUILD_PAGE_ROUNDS_MAX {
+            let Some((t, def)) = self.building(table, index) else { return Ok(false) };
+            let epoch = self.catalog_epoch.get();
+            match self.index_page(&t, &def, keys, epoch).await {
+                Ok(true) => return Ok(true),
+                // The catalog changed while the page was read: look at the index again.
+                Ok(false) => {}
+                Err(OpError::Table(TableError::WriteContention { .. })) => {
+                    glommio::executor().yield_task_queue_now().await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let table = self.tables.borrow().by_id.get(&table.0).map(|t| t.schema().name().to_string());
+        let table = table.unwrap_or_default();
+        let attempts = WRITE_ATTEMPTS_MAX * INDEX_BUILD_PAGE_ROUNDS_MAX;
+        Err(TableError::WriteContention { table, attempts }.into())
     }
 
     /// The table and the index, if the index is still BUILDING.
@@ -127,8 +283,16 @@ impl<D: Disk> TableStore<D> {
     }
 
     /// Writes the entries of index `def` of the rows under `keys` in one batch, if none of the
-    /// rows changed while they were read; reads them again otherwise.
-    async fn index_page(&self, t: &CatalogTable, def: &IndexDef, keys: &[&[u8]]) -> OpResult<()> {
+    /// rows changed while they were read; reads them again otherwise. False, writing nothing, if
+    /// the catalog changed since `epoch` (a DROP INDEX or DROP TABLE may have removed the
+    /// entries meanwhile, and this page's must not come back after it).
+    async fn index_page(
+        &self,
+        t: &CatalogTable,
+        def: &IndexDef,
+        keys: &[&[u8]],
+        epoch: u64,
+    ) -> OpResult<bool> {
         for _ in 0..WRITE_ATTEMPTS_MAX {
             let mut stamps = Vec::with_capacity(keys.len());
             let mut ops = Vec::with_capacity(keys.len());
@@ -143,11 +307,14 @@ impl<D: Disk> TableStore<D> {
                 let expiry_ms = row.record_expiry_ms();
                 ops.push(BatchOp::Put { key: entry, value: Vec::new(), version, expiry_ms });
             }
+            if self.catalog_epoch.get() != epoch {
+                return Ok(false);
+            }
             if ops.is_empty() {
-                return Ok(());
+                return Ok(true);
             }
             if self.store.write_batch_if(&ops, &stamps, Durability::NoSync).await?.is_some() {
-                return Ok(());
+                return Ok(true);
             }
         }
         let table = t.schema().name().to_string();

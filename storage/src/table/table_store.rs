@@ -46,13 +46,19 @@ pub struct TableStore<D: Disk = crate::disk::dma::DmaDisk> {
     /// The catalog's tables, shared with in-flight requests (so a request keeps the schema it
     /// started with even if a DDL statement changes the catalog meanwhile) and with compaction.
     pub(crate) tables: Rc<RefCell<Tables>>,
-    /// One DDL statement at a time.
-    ddl_lock: glommio::sync::Semaphore,
+    /// One DDL statement at a time; the index worker takes it too for its catalog changes.
+    pub(crate) ddl_lock: glommio::sync::Semaphore,
     pub(crate) tokens: TokenSource,
     /// Moves on every catalog change. A read-modify-write that saw it move while it read its
     /// rows starts again with the table as it is now, so no write appends its row without the
     /// entries of an index made meanwhile (`secondary_index.rs`).
     pub(crate) catalog_epoch: Cell<u64>,
+    /// Wakes the index worker (`index_work.rs`): a CREATE INDEX left an index BUILDING.
+    pub(crate) index_work_wanted: event_listener::Event,
+    /// Set by [`TableStore::stop_index_work`]: builds stop after their page.
+    pub(crate) index_work_stopped: Cell<bool>,
+    /// Rows the index builds indexed since the open, for stats.
+    pub(crate) index_build_rows: Cell<u64>,
 }
 
 impl<D: Disk> std::fmt::Debug for TableStore<D> {
@@ -80,6 +86,9 @@ impl<D: Disk> TableStore<D> {
             ddl_lock: glommio::sync::Semaphore::new(1),
             tokens: TokenSource::default(),
             catalog_epoch: Cell::new(0),
+            index_work_wanted: event_listener::Event::new(),
+            index_work_stopped: Cell::new(false),
+            index_build_rows: Cell::new(0),
         };
         table_store.resume_index_work().await?;
         table_store.repair_indexes_after_crash().await?;
@@ -106,6 +115,8 @@ impl<D: Disk> TableStore<D> {
     /// which holds the last catalog whose write completed). Ok(false) if nothing was poisoned.
     pub async fn resume_writes(&self) -> OpResult<bool> {
         let store = self.store.resume().await?;
+        // A build that stopped on the failed write goes on.
+        self.index_work_wanted.notify(usize::MAX);
         if !self.catalog.borrow().is_poisoned() {
             return Ok(store);
         }

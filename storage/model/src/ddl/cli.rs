@@ -71,8 +71,8 @@ impl<'t> Script<'t> {
             Command::PlanAddTable { table, if_not_exists } => {
                 self.plan(table, if_not_exists).map_err(problem)
             }
-            Command::PlanAddIndex { index, table, fields, if_not_exists } => {
-                self.index(IndexDraft::Create { index, table, fields, if_not_exists }, at)
+            Command::PlanAddIndex { index, table, fields, if_not_exists, wait } => {
+                self.index(IndexDraft::Create { index, table, fields, if_not_exists, wait }, at)
             }
             Command::PlanRemoveIndex { index, table } => {
                 self.index(IndexDraft::Drop { index, table, if_exists: false }, at)

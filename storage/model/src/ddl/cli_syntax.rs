@@ -46,6 +46,8 @@ pub(crate) enum Command {
         table: String,
         fields: Vec<String>,
         if_not_exists: bool,
+        /// `-wait`: the client waits until the index is READY.
+        wait: bool,
     },
     /// `plan remove-index -name idx -table t [-wait]`.
     PlanRemoveIndex {
@@ -137,7 +139,8 @@ fn plan_add_index(i: &mut In<'_>) -> ModalResult<Command> {
         return must(fail, "-field and an indexed field name").parse_next(i);
     }
     let if_not_exists = find(&args, IF_NOT_EXISTS.name).is_some();
-    Ok(Command::PlanAddIndex { index, table, fields, if_not_exists })
+    let wait = find(&args, WAIT.name).is_some();
+    Ok(Command::PlanAddIndex { index, table, fields, if_not_exists, wait })
 }
 
 fn plan_remove_index(i: &mut In<'_>) -> ModalResult<Command> {

@@ -117,7 +117,8 @@ fn create_index(i: &mut In<'_>) -> ModalResult<Parsed> {
         }
     }
     must(punct(')'), ", or )").parse_next(i)?;
-    Ok(Parsed::Index(IndexDraft::Create { index, table, fields, if_not_exists }))
+    let wait = false;
+    Ok(Parsed::Index(IndexDraft::Create { index, table, fields, if_not_exists, wait }))
 }
 
 /// `DROP INDEX` has been read: `[IF EXISTS] idx ON t`.

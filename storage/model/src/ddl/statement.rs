@@ -42,6 +42,9 @@ pub enum Statement {
         /// The indexed fields, in index order.
         fields: Vec<Name>,
         if_not_exists: bool,
+        /// `plan add-index -wait`: the client waits until the index is READY on every shard
+        /// (the build runs in the background); the node itself ignores it.
+        wait: bool,
     },
     /// `DROP INDEX [IF EXISTS] idx ON t`, or an admin CLI `plan remove-index`.
     DropIndex {
@@ -58,7 +61,7 @@ pub enum Statement {
 /// An index statement as written, before its names are checked; both grammars build it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum IndexDraft {
-    Create { index: String, table: String, fields: Vec<String>, if_not_exists: bool },
+    Create { index: String, table: String, fields: Vec<String>, if_not_exists: bool, wait: bool },
     Drop { index: String, table: String, if_exists: bool },
     Show { table: String },
 }
@@ -67,7 +70,7 @@ impl IndexDraft {
     /// Checks the names with the same rules, and errors, as the schema builder.
     pub fn finish(self) -> TableResult<Statement> {
         Ok(match self {
-            IndexDraft::Create { index, table, fields, if_not_exists } => {
+            IndexDraft::Create { index, table, fields, if_not_exists, wait } => {
                 let fields = fields
                     .iter()
                     .map(|f| other_name(f, &table, NameRole::Field))
@@ -77,6 +80,7 @@ impl IndexDraft {
                     table: table_name(&table)?,
                     fields,
                     if_not_exists,
+                    wait,
                 }
             }
             IndexDraft::Drop { index, table, if_exists } => Statement::DropIndex {

@@ -14,6 +14,7 @@
 mod codec;
 mod contents;
 mod indexes;
+mod node_view;
 
 pub use codec::{
     decode as decode_catalog, decode_table_record, encode as encode_catalog, encode_table_record,
@@ -140,7 +141,7 @@ impl Catalog {
             Statement::ShowTables => {
                 Ok(Plan::Unchanged(Outcome::Tables(self.by_name.keys().cloned().collect())))
             }
-            Statement::CreateIndex { table, index, fields, if_not_exists } => {
+            Statement::CreateIndex { table, index, fields, if_not_exists, .. } => {
                 self.plan_create_index(table, index, fields, *if_not_exists)
             }
             Statement::DropIndex { table, index, if_exists } => {

@@ -1,0 +1,253 @@
+//! The background index build (issue 15): CREATE INDEX on a table with rows returns at once with
+//! the index BUILDING, and the shard's index worker (`TableStore::run_index_work`, spawned here
+//! as the node spawns it, in a task queue with few shares) builds it page by page while requests
+//! go on writing.
+//!
+//! - Build while writing: between the worker's pages the test writes (puts of new rows, updates
+//!   of indexed values, deletes), checks that queries are refused with 236 naming BUILDING, and
+//!   sees the build part-way (some rows indexed, not all). Once READY, a scan of the index equals
+//!   the index computed from a scan of the table, and the rows written during the build are in
+//!   it.
+//! - Restart during a build: a clean stop part-way leaves the index BUILDING in the catalog
+//!   file; the reopened store opens without building it, and a new worker finishes it. A crash
+//!   part-way (simulated disk, unsynced writes lost in any order) does the same: the open
+//!   empties the BUILDING index and the worker builds it again from the table.
+//!
+//! Every wait is on state (the index's state, the build's row count), looked at a bounded number
+//! of times, never on time alone.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::rc::Rc;
+
+use glommio::{Latency, Shares};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use ringstore_storage::disk::sim::SimDisk;
+use ringstore_storage::table::*;
+use ringstore_storage::{Durability, ManualClock, ScanRequest};
+
+use common::{open_tables, run, scan_pages, sim, T0_MS};
+
+const TABLE: &str = "CREATE TABLE items (id LONG, grp INTEGER, tag STRING, PRIMARY KEY (id))";
+const INDEX: &str = "CREATE INDEX by_grp ON items (grp, tag)";
+/// Rows before the build: many build pages.
+const ROWS: i64 = 5_000;
+/// Looks at the state a wait that yields between them may take before the test fails.
+const TURNS_MAX: usize = 1_000_000;
+
+fn row(id: i64, grp: i32) -> Vec<(&'static str, Value)> {
+    vec![("id", Value::Long(id)), ("grp", Value::Integer(grp)), ("tag", Value::String("t".into()))]
+}
+
+/// Every entry of index `by_grp`, as the store holds it.
+async fn stored_entries(ts: &TableStore<SimDisk>) -> BTreeSet<Vec<u8>> {
+    let t = ts.table("items").expect("table");
+    let prefix = index_prefix(t.index("by_grp").expect("index").id());
+    let mut req = ScanRequest::prefix(&prefix, 1000);
+    req.keys_only = true;
+    let pages = scan_pages(ts.store(), req).await.expect("scan");
+    pages.into_iter().flatten().map(|r| r.key.to_vec()).collect()
+}
+
+/// The entries the table's rows call for, from a scan of the table as a reader sees it.
+async fn rebuilt_entries(ts: &TableStore<SimDisk>) -> BTreeSet<Vec<u8>> {
+    let t = ts.table("items").expect("table");
+    let def = t.index("by_grp").expect("index");
+    let mut req = RangeRequest::new(&[], 500);
+    req.allow_full_scan = true;
+    let mut out = BTreeSet::new();
+    loop {
+        let page = ts.scan("items", &req).await.expect("scan");
+        for row in &page.rows {
+            let fields = &row.versions[0].fields;
+            let value = |i: usize| fields[i].as_ref().map_or(ValueRef::Null, ValueRef::from);
+            out.insert(encode_index_entry(t.schema(), def, &row.key, value).expect("entry"));
+        }
+        match page.resume {
+            Some(r) => req.resume = Some(r),
+            None => return out,
+        }
+    }
+}
+
+async fn assert_consistent(ts: &TableStore<SimDisk>, what: &str) {
+    let (stored, rebuilt) = (stored_entries(ts).await, rebuilt_entries(ts).await);
+    assert_eq!(stored.len(), rebuilt.len(), "{what}: entry counts");
+    assert!(stored == rebuilt, "{what}: the index differs from the one the table calls for");
+}
+
+fn state(ts: &TableStore<SimDisk>) -> IndexState {
+    ts.table("items").expect("table").index("by_grp").expect("index").state()
+}
+
+/// A store with the table and [`ROWS`] rows, and the index just created (BUILDING).
+async fn loaded(disk: &SimDisk, clock: &ManualClock) -> Rc<TableStore<SimDisk>> {
+    let ts = open_tables(disk, clock).await.expect("open");
+    ts.ddl(TABLE).await.expect("create table");
+    for id in 0..ROWS {
+        ts.put("items", &row(id, (id % 7) as i32), Durability::NoSync).await.expect("put");
+    }
+    let created = ts.ddl(INDEX).await.expect("create index");
+    assert!(
+        matches!(created[0], Outcome::IndexCreated { state: IndexState::Building, .. }),
+        "CREATE INDEX on a table with rows returns at once, BUILDING: {created:?}"
+    );
+    Rc::new(ts)
+}
+
+/// The index worker in its own low-priority task queue, as the node runs it.
+fn spawn_worker(ts: &Rc<TableStore<SimDisk>>) -> glommio::Task<()> {
+    let queue = glommio::executor().create_task_queue(
+        Shares::Static(100),
+        Latency::NotImportant,
+        "index-build",
+    );
+    let ts = ts.clone();
+    glommio::spawn_local_into(async move { ts.run_index_work().await }, queue).expect("spawn")
+}
+
+/// Gives the other task queues (the worker's) a turn.
+async fn turn() {
+    glommio::executor().yield_task_queue_now().await;
+}
+
+/// Leaves the core to the worker for a moment: a wait that does nothing else between its looks
+/// at the state (a bare yield would come straight back, the worker's queue having few shares).
+async fn pause() {
+    glommio::timer::sleep(std::time::Duration::from_micros(200)).await;
+}
+
+/// Looks at the state at most this many times, [`pause`] apart.
+const LOOKS_MAX: usize = 20_000;
+
+/// Stops the worker, waits for it, and hands back the store.
+async fn stop(ts: Rc<TableStore<SimDisk>>, worker: glommio::Task<()>) -> TableStore<SimDisk> {
+    ts.stop_index_work();
+    worker.await;
+    Rc::try_unwrap(ts).expect("the worker let go of the store")
+}
+
+#[test]
+fn the_build_runs_in_the_background_while_writes_go_on_and_keeps_them() {
+    run(|| async move {
+        let (disk, clock) = (sim(1), ManualClock::new(T0_MS));
+        let ts = loaded(&disk, &clock).await;
+        let worker = spawn_worker(&ts);
+        let mut rng = StdRng::seed_from_u64(3);
+        let (mut writes_during_build, mut new_ids) = (0, Vec::new());
+        // The build's row counts seen part-way (some rows indexed, not all), between writes.
+        let mut part_way = BTreeSet::new();
+        let (mut looks, mut still) = (0, 0);
+        while state(&ts) == IndexState::Building {
+            looks += 1;
+            assert!(looks < TURNS_MAX, "the build did not end");
+            let indexed = ts.index_work_stats().rows_indexed;
+            if indexed > 0 && indexed < ROWS as u64 {
+                part_way.insert(indexed);
+            }
+            let q = IndexQuery { limit: 10, ..IndexQuery::default() };
+            let e = ts.index_scan("items", "by_grp", &q).await.expect_err("BUILDING");
+            assert_eq!(e.code(), 236, "{e}");
+            assert!(e.to_string().contains("BUILDING"), "{e}");
+            assert_eq!(ts.index_work_stats().building, 1, "stats count the build");
+            // A new row, an indexed value changed, a row deleted.
+            let id = ROWS + writes_during_build;
+            ts.put("items", &row(id, 100), Durability::NoSync).await.expect("put new");
+            new_ids.push(id);
+            let old = rng.gen_range(0..ROWS);
+            let set = [("grp", Some(Value::Integer(rng.gen_range(200..210))))];
+            ts.update("items", &[("id", Value::Long(old))], &set, Durability::NoSync)
+                .await
+                .expect("update");
+            let gone = rng.gen_range(0..ROWS);
+            ts.delete("items", &[("id", Value::Long(gone))], Durability::NoSync)
+                .await
+                .expect("delete");
+            writes_during_build += 1;
+            // A yield of this queue mostly hands the core to the worker; when the scheduler
+            // keeps choosing this queue (it has ten times the shares), a short sleep does.
+            turn().await;
+            still = if ts.index_work_stats().rows_indexed == indexed { still + 1 } else { 0 };
+            if still >= 16 {
+                pause().await;
+            }
+        }
+        assert_eq!(state(&ts), IndexState::Ready);
+        // Writes landed while some rows were indexed and others not yet.
+        assert!(!part_way.is_empty(), "the build was never seen part-way");
+        assert!(writes_during_build >= 2, "only {writes_during_build} write rounds in the build");
+        assert_eq!(ts.index_work_stats().building, 0);
+        assert_consistent(&ts, "after the background build").await;
+        // The rows written during the build are found through the index.
+        let q = IndexQuery {
+            equal: vec![Some(Value::Integer(100))],
+            limit: 100_000,
+            keys_only: true,
+            ..IndexQuery::default()
+        };
+        let page = ts.index_scan("items", "by_grp", &q).await.expect("READY");
+        assert_eq!(page.hits.len(), new_ids.len(), "every row put during the build is indexed");
+        stop(ts, worker).await.close().await.expect("close");
+    })
+}
+
+/// Runs the worker until the build has indexed some rows but is not done, then stops it.
+async fn build_part_way(ts: &Rc<TableStore<SimDisk>>) {
+    let worker = spawn_worker(ts);
+    let mut looks = 0;
+    while ts.index_work_stats().rows_indexed < 3 * INDEX_BUILD_PAGE_ROWS as u64 {
+        looks += 1;
+        assert!(looks < TURNS_MAX, "the build did not start");
+        turn().await;
+        if looks % 16 == 0 {
+            pause().await;
+        }
+    }
+    ts.stop_index_work();
+    worker.await;
+    assert_eq!(state(ts), IndexState::Building, "stopped part-way");
+    let part = stored_entries(ts).await.len();
+    assert!(part > 0 && part < ROWS as usize, "{part} entries: the build was part-way");
+}
+
+/// Reopens, checks the open left the index BUILDING, runs a worker until READY.
+async fn reopen_and_finish(disk: &SimDisk, clock: &ManualClock, what: &str) {
+    let ts = Rc::new(open_tables(disk, clock).await.expect("reopen"));
+    assert_eq!(state(&ts), IndexState::Building, "{what}: the open does not build");
+    let worker = spawn_worker(&ts);
+    let mut looks = 0;
+    while state(&ts) != IndexState::Ready {
+        looks += 1;
+        assert!(looks < LOOKS_MAX, "{what}: the resumed build did not end");
+        pause().await;
+    }
+    assert_consistent(&ts, what).await;
+    stop(ts, worker).await.close().await.expect("close");
+}
+
+#[test]
+fn a_restart_during_the_build_resumes_it() {
+    run(|| async move {
+        let (disk, clock) = (sim(2), ManualClock::new(T0_MS));
+        let ts = loaded(&disk, &clock).await;
+        build_part_way(&ts).await;
+        Rc::try_unwrap(ts).expect("one owner").close().await.expect("close");
+        reopen_and_finish(&disk, &clock, "after a clean stop part-way").await;
+    })
+}
+
+#[test]
+fn a_crash_during_the_build_resumes_it_from_the_start() {
+    run(|| async move {
+        for seed in 0..4 {
+            let (disk, clock) = (sim(seed), ManualClock::new(T0_MS));
+            let ts = loaded(&disk, &clock).await;
+            build_part_way(&ts).await;
+            disk.crash();
+            drop(ts);
+            reopen_and_finish(&disk, &clock, &format!("seed {seed}: after a crash")).await;
+        }
+    })
+}
