@@ -2,8 +2,7 @@
 //!
 //! The per-key budget of the whole index is 32 bytes beyond the key itself, so this part spends
 //! 28 per key: a 4-byte end offset into one shared key arena and the 24-byte entry, plus 0.75 for
-//! the sample levels below (28.8 B/key in all). There are no
-//! per-key pointers or allocations, which is also what makes `memory_bytes()` exact: the memory is
+//! the sample levels below (28.8 B/key in all). There are no per-key pointers or allocations, which is also what makes `memory_bytes()` exact: the memory is
 //! the lengths (or capacities) of four buffers. The key arena and the end offsets never change
 //! after a merge, so they are shared as `Rc<[_]>` with checkpoint snapshots without copying; only
 //! entries change in place (overwrite, delete as a dead sentinel, revive).
@@ -151,9 +150,10 @@ impl SortedRun {
     }
 
     /// `pad8(key[prefix_len..])` of the key at `key_start..key_end` of the arena, read as one
-    /// 8-byte load from the arena and masked to the key's length. Keys in a benchmark-shaped key space often have fewer than 8 bytes after
-    /// their shared prefix (100k keys `k0000000000nnnnn`: 7), where `pad8` shifts bytes in one
-    /// by one; this costs the same load and one mask instead. The bytes past the key belong to
+    /// 8-byte load from the arena and masked to the key's length. Keys in a benchmark-shaped key
+    /// space often have fewer than 8 bytes after their shared prefix (100k keys
+    /// `k0000000000nnnnn`: 7), where `pad8` shifts bytes in one by one; this costs the same load
+    /// and one mask instead. The bytes past the key belong to
     /// the next key and are masked off; only the last few keys of the arena take `pad8`.
     #[inline]
     fn head(&self, key_start: usize, key_end: usize) -> u64 {
@@ -216,6 +216,11 @@ impl SortedRun {
             // The end offset of one key is the start of the next, so each step loads one. The
             // first start comes from the sample level (the slot before `lo` is a sampled key),
             // so the first key bytes load in parallel with the end offsets instead of after.
+            if lo == hi {
+                // Settled by the prefix or the samples alone (possibly at the end of the run,
+                // which is not a block start).
+                return lo;
+            }
             let mut start = self.block_start(lo);
             self.prefetch_block(lo, start, hi);
             for i in lo..hi {
