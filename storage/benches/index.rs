@@ -9,9 +9,14 @@
 //! table as the store sees them: the 4-byte table prefix, then the STRING `k000…n` of
 //! `--key-size` bytes, escaped (end mark 0x00 0x01). The keys of the measured loop are written
 //! out in order beforehand, so reading them is a sequential stream, as a request buffer is.
-//! Time is the thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), so a busy machine that takes the
-//! core away between operations inflates the figure less than it would inflate wall time.
+//! Time is the thread's CPU time (`bench_env/measure.rs`, as in the other storage benchmarks),
+//! so a busy machine that takes the core away between operations inflates the figure less than
+//! it would inflate wall time. `RINGSTORE_PERF_CTL` limits a `perf record --control` profile to
+//! the measured loops, as there.
 
+mod bench_env;
+
+use bench_env::measure::PerfFifo;
 use clap::Parser;
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
@@ -58,13 +63,9 @@ fn entry(n: u64) -> IndexEntry {
 /// Record slots of 128 bytes that fit in one segment after its header block.
 const ENTRY_SLOTS: u64 = (64 << 20) / 128 - 64;
 
-/// This thread's CPU time in nanoseconds.
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid, writable timespec and the clock id is a constant Linux knows.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+/// Thread CPU nanoseconds per operation of a measured loop.
+fn ns_per_op(sample: bench_env::measure::Sample) -> f64 {
+    sample.thread_cpu_ns as f64 / sample.ops as f64
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -74,6 +75,7 @@ fn median(mut xs: Vec<f64>) -> f64 {
 
 fn main() {
     let args = Args::parse();
+    let mut fifo = PerfFifo::from_env().unwrap_or_else(|e| panic!("{e}"));
     let mut rng = SmallRng::seed_from_u64(7);
     let mut order: Vec<u32> = (0..args.keys).collect();
     order.shuffle(&mut rng);
@@ -107,18 +109,18 @@ fn main() {
     let mut upsert_ns = Vec::new();
     let mut get_ns = Vec::new();
     for round in 1..=args.rounds {
-        let start = thread_cpu_ns();
+        let meter = fifo.start(true);
         for (i, k) in stream.chunks_exact(key_len).enumerate() {
             let prev = index.upsert(k, entry(i as u64)).expect("overwrite");
             assert!(prev.is_some(), "every measured upsert overwrites");
         }
-        let upsert = (thread_cpu_ns() - start) as f64 / args.ops as f64;
-        let start = thread_cpu_ns();
+        let upsert = ns_per_op(meter.finish(&mut fifo, args.ops as u64));
+        let meter = fifo.start(true);
         let mut found = 0usize;
         for k in stream.chunks_exact(key_len) {
             found += usize::from(index.get(k).is_some());
         }
-        let get = (thread_cpu_ns() - start) as f64 / args.ops as f64;
+        let get = ns_per_op(meter.finish(&mut fifo, args.ops as u64));
         assert_eq!(found, args.ops, "every measured get finds its key");
         println!("round {round}: upsert {upsert:.1} ns/op, get {get:.1} ns/op");
         upsert_ns.push(upsert);

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use node_common::*;
 use ringstore_net::frame::HEADER_BYTES;
 use ringstore_net::request::{Request, WriteBody, WriteOptions};
-use ringstore_net::{ClientError, Connection, FieldsBuf, Opcode, ShardStats};
+use ringstore_net::{ClientError, Connection, FieldsBuf, Opcode};
 use ringstore_storage::table::{Value, WriteOutcome};
 use ringstore_storage::Durability;
 use ringstore_tests::Node;
@@ -349,16 +349,6 @@ fn node_with_a_large_row(data: &std::path::Path, extra: &[&str]) -> (Node, Vec<u
     (node, gets, owner)
 }
 
-/// Polls the node's statistics until `done` holds for shard `owner`, or fails after
-/// [`ACT_TIMEOUT`] with `what`.
-fn wait_for_stat(node: &Node, owner: usize, what: &str, done: impl Fn(&[ShardStats]) -> bool) {
-    let mut c = node.client();
-    let deadline = Instant::now() + ACT_TIMEOUT;
-    while !done(&c.stats().expect("stats")) {
-        assert!(Instant::now() < deadline, "shard {owner}: {what}");
-    }
-}
-
 #[test]
 fn a_client_that_does_not_read_holds_at_most_its_output_cap() {
     const CAP: u64 = 4 << 20;
@@ -368,9 +358,12 @@ fn a_client_that_does_not_read_holds_at_most_its_output_cap() {
     let rss_before = rss_bytes(node.pid());
     let mut hog = raw_socket(shard_addr(&node, owner));
     hog.write_all(&gets).expect("write 200 gets");
-    wait_for_stat(&node, owner, "no request waited for output room", |s| {
-        stat(s, owner, "requests_deferred") > 0
-    });
+    wait_for_stat(
+        &node,
+        ACT_TIMEOUT,
+        &format!("shard {owner}: no request waited for output room"),
+        |s| stat(s, owner, "requests_deferred") > 0,
+    );
     let s = node.client().stats().expect("stats");
     let held = stat(&s, owner, "buffer_bytes");
     assert!(held <= CAP + FRAME + 32, "shard holds {held} bytes for one connection");
@@ -379,9 +372,12 @@ fn a_client_that_does_not_read_holds_at_most_its_output_cap() {
     let grown = rss_bytes(node.pid()).saturating_sub(rss_before);
     assert!(grown < 64 << 20, "RSS grew by {grown} bytes for a client that reads nothing");
     drop(hog);
-    wait_for_stat(&node, owner, "a closed connection's bytes were not given back", |s| {
-        stat(s, owner, "buffer_bytes") <= STATS_RESERVATION
-    });
+    wait_for_stat(
+        &node,
+        ACT_TIMEOUT,
+        &format!("shard {owner}: a closed connection's bytes were not given back"),
+        |s| stat(s, owner, "buffer_bytes") <= STATS_RESERVATION,
+    );
     let status = node.terminate();
     assert!(status.success(), "{status}");
 }
@@ -398,23 +394,32 @@ fn past_the_shards_buffer_share_requests_are_busy() {
     let share = min / 2;
     let mut first = raw_socket(shard_addr(&node, owner));
     first.write_all(&gets).expect("first client's gets");
-    wait_for_stat(&node, owner, "the first client never filled its output", |s| {
-        stat(s, owner, "requests_deferred") > 0
-    });
+    wait_for_stat(
+        &node,
+        ACT_TIMEOUT,
+        &format!("shard {owner}: the first client never filled its output"),
+        |s| stat(s, owner, "requests_deferred") > 0,
+    );
     let mut second = raw_socket(shard_addr(&node, owner));
     second.write_all(&gets).expect("second client's gets");
-    wait_for_stat(&node, owner, "no request was refused past the share", |s| {
-        stat(s, owner, "requests_busy") > 0
-    });
+    wait_for_stat(
+        &node,
+        ACT_TIMEOUT,
+        &format!("shard {owner}: no request was refused past the share"),
+        |s| stat(s, owner, "requests_busy") > 0,
+    );
     let held = stat(&node.client().stats().expect("stats"), owner, "buffer_bytes");
     assert!(held <= share + 200 * 256, "shard holds {held} bytes, its share is {share}");
     // What the second client got first is a reply or a BUSY, never a stall.
     let (h, body) = read_frame(&mut second).expect("read").expect("a reply");
     assert!(h.status == 0 || h.status == 720, "{} {}", h.status, String::from_utf8_lossy(&body));
     drop((first, second));
-    wait_for_stat(&node, owner, "closed connections' bytes were not given back", |s| {
-        stat(s, owner, "buffer_bytes") <= STATS_RESERVATION
-    });
+    wait_for_stat(
+        &node,
+        ACT_TIMEOUT,
+        &format!("shard {owner}: closed connections' bytes were not given back"),
+        |s| stat(s, owner, "buffer_bytes") <= STATS_RESERVATION,
+    );
     let status = node.terminate();
     assert!(status.success(), "{status}");
 }
@@ -445,15 +450,18 @@ fn half_sent_large_frames_are_held_within_the_shards_buffer_share() {
             s
         })
         .collect();
-    wait_for_stat(&node, 0, "no large frame was refused past the share", |s| {
+    wait_for_stat(&node, ACT_TIMEOUT, "shard 0: no large frame was refused past the share", |s| {
         stat(s, 0, "requests_busy") > 0
     });
     let held = stat(&node.client().stats().expect("stats"), 0, "buffer_bytes");
     assert!(held <= share + 8 * 256, "shard holds {held} bytes, its share is {share}");
     drop(clients);
-    wait_for_stat(&node, 0, "closed connections' read buffers were not given back", |s| {
-        stat(s, 0, "buffer_bytes") <= STATS_RESERVATION
-    });
+    wait_for_stat(
+        &node,
+        ACT_TIMEOUT,
+        "shard 0: closed connections' read buffers were not given back",
+        |s| stat(s, 0, "buffer_bytes") <= STATS_RESERVATION,
+    );
     let status = node.terminate();
     assert!(status.success(), "{status}");
 }

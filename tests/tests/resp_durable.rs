@@ -17,6 +17,7 @@
 //!   before the close; clients that close at once, or never read until the node disconnects
 //!   them, leave the node serving and able to stop cleanly.
 
+mod node_common;
 mod resp_common;
 
 use std::collections::HashMap;
@@ -25,10 +26,21 @@ use std::net::Shutdown;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use node_common::{stat_sum, wait_for_stat};
 use resp_common::*;
 use ringstore_tests::Node;
 
 const SYNC: [&str; 2] = ["--resp-durability", "sync"];
+
+/// How long a test waits for the node to reach a state it must reach.
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The node's open connections, as INFO reports them to `c`.
+fn connected_clients(c: &mut Client) -> u64 {
+    let info = c.call("INFO clients");
+    let line = info.lines().find_map(|l| l.strip_prefix("connected_clients:"));
+    line.and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("no connected_clients in {info}"))
+}
 
 fn bulk(v: Option<&String>) -> String {
     v.map_or_else(|| "$-1\r\n".to_owned(), |v| format!("${}\r\n{v}\r\n", v.len()))
@@ -189,8 +201,12 @@ fn durable_replies_and_large_replies_behind_them_respect_the_output_cap() {
     batch += "PING\r\n";
     let mut writer = c.stream.try_clone().expect("clone the socket");
     let sender = std::thread::spawn(move || writer.write_all(batch.as_bytes()));
-    // Read late: the output fills to its cap while durable replies are waiting.
-    std::thread::sleep(Duration::from_millis(500));
+    // Read late: only once the node has gone as far as it can without a read, which is either
+    // a command waiting for room in the full output or, if the socket took every reply, all 82
+    // commands (the first SET included) run.
+    wait_for_stat(&node, SETTLE_TIMEOUT, "the node neither filled the output nor ran all", |s| {
+        stat_sum(s, "requests_deferred") > 0 || stat_sum(s, "resp_commands") >= 82
+    });
     for i in 0..40 {
         assert_eq!(c.reply(), "+OK\r\n", "SET d{i}");
         let got = c.reply_bytes();
@@ -226,6 +242,7 @@ fn clients_gone_with_durable_writes_waiting_leave_the_node_serving() {
     let mut c = Client::connect(addr);
     c.command(&[b"SET", b"large", &vec![b'v'; 262_130]]);
     assert_eq!(c.reply(), "+OK\r\n");
+    let alone = connected_clients(&mut c);
     // One client closes at once, with thousands of durable SETs sent and not answered.
     let mut gone = Client::connect(addr);
     let batch: String = (0..5_000).map(|i| format!("SET g{i} {i}\r\n")).collect();
@@ -239,7 +256,11 @@ fn clients_gone_with_durable_writes_waiting_leave_the_node_serving() {
     let sender = std::thread::spawn(move || {
         let _ = writer.write_all(batch.as_bytes());
     });
-    std::thread::sleep(Duration::from_millis(1_500));
+    // Both gone: the node holds no connection but `c` again.
+    let deadline = Instant::now() + SETTLE_TIMEOUT;
+    while connected_clients(&mut c) != alone {
+        assert!(Instant::now() < deadline, "the node still holds a gone or stalled client");
+    }
     assert!(stalled.closed(), "a client that does not read is disconnected");
     sender.join().expect("writer thread");
     // The node serves on, durable writes included, and stops cleanly.

@@ -7,7 +7,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ringstore_net::frame::{Flags, FRAME_BODY_BYTES_MAX, HEADER_BYTES};
 use ringstore_net::request::{Request, WriteBody, WriteOptions};
@@ -142,6 +142,21 @@ pub fn kv_ids_owned_by(client: &mut Client, shard: usize, from: i64, n: usize) -
 pub fn stat(stats: &[ShardStats], shard: usize, name: &str) -> u64 {
     let s = stats.iter().find(|s| usize::from(s.shard) == shard).expect("stats of every shard");
     s.get(name).unwrap_or_else(|| panic!("shard {shard} has no statistic {name}"))
+}
+
+/// Polls the node's statistics (over a connection of its own) until `done` holds, or fails with
+/// `what` after `timeout`.
+pub fn wait_for_stat(
+    node: &Node,
+    timeout: Duration,
+    what: &str,
+    done: impl Fn(&[ShardStats]) -> bool,
+) {
+    let mut c = node.client();
+    let deadline = Instant::now() + timeout;
+    while !done(&c.stats().expect("stats")) {
+        assert!(Instant::now() < deadline, "{what}");
+    }
 }
 
 /// A statistic summed over the shards.
