@@ -110,7 +110,8 @@ pub struct Select {
     /// A trailing `ALLOW FULL SCAN`.
     pub allow_full_scan: bool,
     /// `USING INDEX idx`: the WHERE clause is on the fields of secondary index `idx` (equalities
-    /// on a leading prefix of them, a range on the next), whose entries give the rows.
+    /// on a leading prefix of them, a range on the next), whose entries give the rows. Without
+    /// it the runner may pick an index itself (`run/index_pick.rs`).
     pub using_index: Option<String>,
     /// `VERSIONS ...`: every version shown on its own line, with its version and timestamp.
     pub versions: Option<Versions>,

@@ -63,9 +63,11 @@
 //! form of two bounds, and BETWEEN is two inclusive bounds. With a range, ORDER BY must name the
 //! range field. With `USING INDEX idx` the conditions are on the index's fields instead of the
 //! primary key's (equalities on a leading prefix, a range on the next; `f = NULL` finds the rows
-//! without a value), and the rows come in index order (`run/index_select.rs`). A batch's writes are statements of their own, numbered in the script like any
-//! other (`batch.rs`); a batch is one table's and at most `EXECUTE_OPS_MAX` operations. Every
-//! limit is in [`limits`].
+//! without a value), and the rows come in index order (`run/index_select.rs`). Without it, a WHERE
+//! clause that does not fit the primary key but fits exactly one index reads through that index
+//! (`run/index_pick.rs`). A batch's writes are statements of their own, numbered in the script
+//! like any other (`batch.rs`); a batch is one table's and at most `EXECUTE_OPS_MAX` operations.
+//! Every limit is in [`limits`].
 
 mod admin;
 pub mod ast;

@@ -16,12 +16,14 @@
 //! | `SELECT`, WHERE covers the shard key | multiGet pages, following resume tokens until LIMIT rows or the end |
 //! | `SELECT`, WHERE does not cover the shard key | scan pages; the node refuses them (217) without `ALLOW FULL SCAN` |
 //! | `SELECT ... USING INDEX idx` | index query pages (`index_select.rs`): the WHERE clause on the index's fields, rows in index order |
+//! | `SELECT`, WHERE does not fit the primary key but matches exactly one index | the same, through that index (`index_pick.rs`) |
 //! | `DELETE`, WHERE gives the whole primary key | one delete |
 //! | `DELETE`, partial key | one multiDelete (atomic; the node answers with no resume token) |
 //! | DDL, `DESCRIBE`, `STATS`, `TOPOLOGY` | DDL, Describe, Stats; the topology learnt at connect |
 //!
 //! Every failure is a [`CliError`]: the server's code and message, or a local 8xx code.
 
+mod index_pick;
 mod index_select;
 mod index_wait;
 
@@ -60,6 +62,8 @@ const _: () = assert!(PAGE_ROWS_DEFAULT as usize <= SCAN_LIMIT_MAX);
 const _: () = assert!(PAGE_ROWS_DEFAULT as usize <= RESULT_ROWS_MAX);
 const _: () = assert!(BATCH_OPS_MAX <= SCAN_LIMIT_MAX);
 
+/// The CLI's own codes are from here up (8xx, docs/CLI.md "Error codes"); the node's are below.
+const CODE_LOCAL_MIN: u16 = 800;
 /// Code of a failure to reach the node or of a broken exchange with it: a connect, read or
 /// write error or timeout, a closed connection, or a response that does not decode.
 pub const CODE_CONNECTION: u16 = 805;
@@ -229,7 +233,7 @@ impl Session {
     pub fn run_statement(&mut self, statement: &Statement, out: &mut impl Write) -> Result<()> {
         let result = self.dispatch(statement, out).map_err(|e| e.with_timeout(self.timeout));
         if let (Err(e), Some(table)) = (&result, table_of(statement)) {
-            if e.code < 800 {
+            if e.code < CODE_LOCAL_MIN {
                 self.schemas.remove(table);
             }
         }
@@ -417,6 +421,9 @@ impl Session {
     fn select(&mut self, s: &Select) -> Result<String> {
         if let Some(index) = &s.using_index {
             return self.index_select(s, index);
+        }
+        if let Some(text) = self.picked_index_select(s)? {
+            return Ok(text);
         }
         let described = self.schema(&s.table)?;
         let schema = described.schema();

@@ -3,21 +3,35 @@
 //! a range on the next (`f = NULL` asks for the rows without a value), and the node's index
 //! query (`Client::index_query`, merged over every shard) gives the rows in index order, reverse
 //! index order with `ORDER BY <the next index field> DESC`, page by page up to the LIMIT.
+//!
+//! Without `USING INDEX`, a WHERE clause that the primary key does not answer and that matches
+//! exactly one index runs the same way through that index (`index_pick.rs` has the rule); its
+//! messages then say the index was picked.
 
 use std::ops::Bound;
 
 use ringstore_model::table::{CatalogTable, IndexDef, RangeBound, TableRow, TableSchema, Value};
 use ringstore_net::IndexLookup;
 
+use super::index_pick::{index_fields, pick_index, Pick};
 use super::{
     cells, check_columns, field_names, projection, range_bound, too_many_rows, CliError, Result,
-    Session, CODE_CONNECTION, RESULT_ROWS_MAX,
+    Session, CODE_CONNECTION, CODE_LOCAL_MIN, RESULT_ROWS_MAX,
 };
 use crate::{to_optional_value, Literal, Select};
 
 /// The node's code for an index the table does not have (docs/ERRORS.md), which the CLI gives
 /// too when the table's description lists no such index.
 const CODE_UNKNOWN_INDEX: u16 = 505;
+
+/// How the index of a query was chosen, for messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Chosen {
+    /// `USING INDEX idx`, written.
+    Written,
+    /// Picked because the WHERE clause matches it and no other index (`index_pick.rs`).
+    Picked,
+}
 
 /// The WHERE clause as an index query: the equal values in index order and the range.
 #[derive(Debug, PartialEq)]
@@ -29,6 +43,29 @@ struct IndexPlan {
 impl Session {
     /// Runs a SELECT with `USING INDEX index`.
     pub(super) fn index_select(&mut self, s: &Select, index: &str) -> Result<String> {
+        self.read_through(s, index, Chosen::Written)
+    }
+
+    /// Runs a SELECT without `USING INDEX` through the index its WHERE clause matches, if it
+    /// matches exactly one (`index_pick.rs`); None if the primary key is to answer it, as it
+    /// answers a WHERE clause that fits it and refuses one that fits no index. Before it says
+    /// "no index matches" on a cached schema it asks the node again, in case another client
+    /// has made an index since.
+    pub(super) fn picked_index_select(&mut self, s: &Select) -> Result<Option<String>> {
+        let cached = self.schemas.contains_key(&s.table);
+        let mut pick = pick_index(&*self.schema(&s.table)?, s)?;
+        if pick == Pick::NoMatch && cached {
+            self.schemas.remove(&s.table);
+            pick = pick_index(&*self.schema(&s.table)?, s)?;
+        }
+        match pick {
+            Pick::Index(index) => Ok(Some(self.read_through(s, &index, Chosen::Picked)?)),
+            Pick::PrimaryKey | Pick::NoMatch => Ok(None),
+        }
+    }
+
+    /// Runs a SELECT through `index`, written or picked.
+    fn read_through(&mut self, s: &Select, index: &str, chosen: Chosen) -> Result<String> {
         let mut described = self.schema(&s.table)?;
         if described.index(index).is_none() {
             // Another client may have made the index since the schema was cached.
@@ -38,7 +75,7 @@ impl Session {
         let schema = described.schema();
         check_columns(schema, s.columns.as_deref())?;
         let def = described.index(index).ok_or_else(|| unknown_index(&described, index))?;
-        let plan = index_plan(schema, def, s)?;
+        let plan = index_plan(schema, def, s, chosen)?;
         let reverse = s.descending;
         let (columns, rows) = if s.limit == Some(0) {
             (field_names(schema), Vec::new())
@@ -46,7 +83,11 @@ impl Session {
             let mut lookup = IndexLookup::new(&plan.equal, self.page_rows);
             lookup.range = plan.range.clone();
             lookup.reverse = reverse;
-            self.index_pages(&s.table, index, lookup, s.limit)?
+            let pages = self.index_pages(&s.table, index, lookup, s.limit);
+            pages.map_err(|e| match chosen {
+                Chosen::Picked if e.code < CODE_LOCAL_MIN => picked_note(e, index),
+                _ => e,
+            })?
         };
         let (names, indexes) = projection(&columns, s.columns.as_deref())?;
         Ok(self.format.rows(&names, &cells(&rows, &indexes)))
@@ -97,19 +138,34 @@ fn unknown_index(t: &CatalogTable, index: &str) -> CliError {
     )
 }
 
-/// The names of the fields of `def`, in index order.
-fn index_fields<'s>(schema: &'s TableSchema, def: &IndexDef) -> Vec<&'s str> {
-    def.fields().iter().map(|&f| schema.fields()[f].name().as_str()).collect()
+/// The node's error `e` about the query through `index`, which the user did not name: says why
+/// the CLI read through it.
+fn picked_note(e: CliError, index: &str) -> CliError {
+    let message = format!(
+        "{} (the WHERE clause matches index {index} and no other, so the CLI read through it as \
+         if USING INDEX {index} were written)",
+        e.message
+    );
+    CliError::new(e.code, message)
 }
 
 /// The WHERE clause of `s` on index `def`: each equality on an index field, together a leading
 /// prefix of them, the range on the field after them; VERSIONS and ALLOW FULL SCAN do not apply.
-fn index_plan(schema: &TableSchema, def: &IndexDef, s: &Select) -> Result<IndexPlan> {
+fn index_plan(
+    schema: &TableSchema,
+    def: &IndexDef,
+    s: &Select,
+    chosen: Chosen,
+) -> Result<IndexPlan> {
     let fields = index_fields(schema, def);
     let index = def.name();
     let listed = fields.join(", ");
+    let how = match chosen {
+        Chosen::Written => "",
+        Chosen::Picked => ", picked as the one index the WHERE clause matches",
+    };
     let invalid =
-        |what: String| CliError::invalid(format!("USING INDEX {index} ({listed}): {what}"));
+        |what: String| CliError::invalid(format!("USING INDEX {index} ({listed}){how}: {what}"));
     if s.versions.is_some() || s.allow_full_scan {
         return Err(invalid("VERSIONS and ALLOW FULL SCAN do not apply to an index".into()));
     }
@@ -195,7 +251,7 @@ mod tests {
         let Statement::Select(s) = parse(text) else { panic!("a SELECT") };
         let t = table();
         let def = t.index(s.using_index.as_deref().expect("USING INDEX")).expect("the index");
-        index_plan(t.schema(), def, &s)
+        index_plan(t.schema(), def, &s, Chosen::Written)
     }
 
     #[test]
@@ -224,5 +280,24 @@ mod tests {
             assert!(err.message.contains(says), "{text}: {err}");
             assert!(err.message.contains("USING INDEX city_age (city, age)"), "{err}");
         }
+    }
+
+    #[test]
+    fn the_messages_of_a_picked_index_say_it_was_picked() {
+        let text = "SELECT * FROM people WHERE city = 'x' VERSIONS 2";
+        let Statement::Select(s) = parse(text) else { panic!("a SELECT") };
+        let t = table();
+        let def = t.index("city_age").expect("the index");
+        let err = index_plan(t.schema(), def, &s, Chosen::Picked).expect_err(text);
+        assert_eq!(
+            err.message,
+            "USING INDEX city_age (city, age), picked as the one index the WHERE clause \
+             matches: VERSIONS and ALLOW FULL SCAN do not apply to an index"
+        );
+        let node = CliError::new(236, "table people: index city_age is BUILDING");
+        let noted = picked_note(node, "city_age");
+        assert_eq!(noted.code, 236);
+        assert!(noted.message.starts_with("table people: index city_age is BUILDING (the"));
+        assert!(noted.message.ends_with("as if USING INDEX city_age were written)"), "{noted}");
     }
 }
