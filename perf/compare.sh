@@ -20,7 +20,7 @@
 # --resp-durability no-sync), and the node's record cache sized to hold every key
 # (--cache-capacity-bytes 384 MiB a shard), as Redis holds every key in memory. Before each
 # measured run both servers get the same two streams through `redis-cli --pipe`: a SET of every
-# key, then a GET of every key (a SET leaves the node's record cache without the row, so without
+# key, then a GET of every key (a SET of an uncached key does not cache it, so without
 # the GET pass its first reads would come from the disk while Redis's come from memory):
 #
 #   load            client, both servers

@@ -3,7 +3,8 @@
 //! memory round trips as possible.
 //!
 //! It is keyed by key, not by location, so a cache hit costs one hash lookup and never touches the
-//! ordered index; every write or delete of a key removes its cached copy first. Capacity is in
+//! ordered index. Every write of a key updates its cached copy in place, and a delete removes it
+//! ([`RecordCache::write_through`] says which writes also cache a key that was absent). Capacity is in
 //! bytes: each record is charged the bytes it really occupies (its entry, any heap part, and
 //! [`CACHE_ENTRY_OVERHEAD_BYTES`] for its share of the hash index), which is what makes the
 //! key-size effect measurable (longer keys, fewer records).
@@ -77,25 +78,41 @@ const ENTRY_BYTES: usize = std::mem::size_of::<Entry>();
 const _: () = assert!(ENTRY_BYTES == 224, "an entry is 224 bytes");
 const _: () = assert!(KEY_BYTES_MAX <= u16::MAX as usize && VALUE_BYTES_MAX <= u32::MAX as usize);
 
+/// Whether a record's key and value fit inside its entry.
+fn fits_inline(key: &[u8], value: &[u8]) -> bool {
+    key.len() + value.len() <= CACHE_INLINE_BYTES
+}
+
 impl Entry {
     fn new(hash: u64, key: &[u8], rec: CachedRecord) -> Entry {
-        let (key_len, value_len) = (key.len(), rec.value.len());
-        let data = if key_len + value_len <= CACHE_INLINE_BYTES {
-            let mut bytes = [0u8; CACHE_INLINE_BYTES];
-            bytes[..key_len].copy_from_slice(key);
-            bytes[key_len..key_len + value_len].copy_from_slice(&rec.value);
-            KeyValue::Inline(bytes)
-        } else {
-            KeyValue::Heap { key: key.into(), value: rec.value }
-        };
+        if fits_inline(key, &rec.value) {
+            return Entry::inline(hash, key, &rec.value, rec.version, rec.expiry_ms);
+        }
         Entry {
             hash,
             version: rec.version,
             expiry_ms: rec.expiry_ms,
+            value_len: rec.value.len() as u32,
+            key_len: key.len() as u16,
+            referenced: Cell::new(false),
+            data: KeyValue::Heap { key: key.into(), value: rec.value },
+        }
+    }
+
+    /// An entry holding its key and value inside it; they must fit ([`fits_inline`]).
+    fn inline(hash: u64, key: &[u8], value: &[u8], version: u64, expiry_ms: u64) -> Entry {
+        let (key_len, value_len) = (key.len(), value.len());
+        let mut bytes = [0u8; CACHE_INLINE_BYTES];
+        bytes[..key_len].copy_from_slice(key);
+        bytes[key_len..key_len + value_len].copy_from_slice(value);
+        Entry {
+            hash,
+            version,
+            expiry_ms,
             value_len: value_len as u32,
             key_len: key_len as u16,
             referenced: Cell::new(false),
-            data,
+            data: KeyValue::Inline(bytes),
         }
     }
 
@@ -235,6 +252,51 @@ impl RecordCache {
             self.remove_at(slot, i);
         }
         let weight = RecordCache::weight_of(key, &rec.value);
+        self.push(Entry::new(hash, key, rec), weight);
+    }
+
+    /// Brings the cache up to date with a write of `key` that has just been applied to the
+    /// index, without allocating: a cached copy is overwritten in place when the new record fits
+    /// inside its entry (cheaper than removing it: no backward shift, no slab move), and dropped
+    /// otherwise. An absent key is cached only with `insert_absent`, and only when it fits
+    /// inside an entry. The store asks for that when the writer read the row first (a
+    /// read-modify-write, such as every write of a table with secondary indexes): such a row is
+    /// read again by its next write. A blind put of an uncached key caches nothing, so a
+    /// write-only load costs the cache nothing and cannot push out rows that are being read.
+    pub fn write_through(
+        &mut self,
+        key: &[u8],
+        value: &[u8],
+        version: u64,
+        expiry_ms: u64,
+        insert_absent: bool,
+    ) {
+        if self.capacity_bytes == 0 || (self.entries.is_empty() && !insert_absent) {
+            return;
+        }
+        let hash = self.hash(key);
+        let fits = fits_inline(key, value);
+        match self.find(hash, key) {
+            Some((_, i)) if fits => {
+                let e = &mut self.entries[i];
+                let (old_weight, referenced) =
+                    (RecordCache::weight_of(e.key(), e.value()), e.referenced.get());
+                *e = Entry::inline(hash, key, value, version, expiry_ms);
+                e.referenced.set(referenced);
+                // An inline entry weighs no more than the heap one it may replace.
+                self.used_bytes -= old_weight - RecordCache::weight_of(key, value);
+            }
+            Some((slot, i)) => self.remove_at(slot, i),
+            None if insert_absent && fits => {
+                let weight = RecordCache::weight_of(key, value);
+                self.push(Entry::inline(hash, key, value, version, expiry_ms), weight);
+            }
+            None => {}
+        }
+    }
+
+    /// Adds an entry for a key that is not cached, evicting as needed to stay within capacity.
+    fn push(&mut self, entry: Entry, weight: u64) {
         if weight > self.capacity_bytes {
             return;
         }
@@ -248,7 +310,8 @@ impl RecordCache {
         if i == self.entries.capacity() {
             self.grow_slab();
         }
-        self.entries.push(Entry::new(hash, key, rec));
+        let hash = entry.hash;
+        self.entries.push(entry);
         self.place(slot_of(hash, i));
         self.used_bytes += weight;
     }
@@ -261,7 +324,7 @@ impl RecordCache {
         ENTRY_BYTES as u64 + heap + CACHE_ENTRY_OVERHEAD_BYTES
     }
 
-    /// Drops the cached copy of a key; called before every write or delete of that key.
+    /// Drops the cached copy of a key (a delete, or a record compaction rewrote).
     pub fn remove(&mut self, key: &[u8]) {
         if self.entries.is_empty() {
             return;
@@ -452,6 +515,36 @@ mod tests {
     }
 
     #[test]
+    fn a_write_updates_a_cached_copy_in_place_and_caches_an_absent_key_only_when_asked() {
+        let mut cache = RecordCache::new(1 << 20);
+        // A blind write of an absent key caches nothing.
+        cache.write_through(b"a", b"v1", 1, 0, false);
+        assert!(cache.get(b"a").is_none());
+        // A read-modify-write does.
+        cache.write_through(b"a", b"v2", 2, 7, true);
+        let got = cache.get(b"a").expect("cached by the write");
+        assert_eq!((&got.value[..], got.version, got.expiry_ms), (&b"v2"[..], 2, 7));
+        // A cached copy follows every write, in place: same slab position, same charge.
+        let (_, at) = cache.find(cache.hash(b"a"), b"a").expect("cached");
+        let used = cache.stats().used_bytes;
+        cache.write_through(b"a", b"v3", 3, 0, false);
+        assert_eq!(cache.find(cache.hash(b"a"), b"a").map(|(_, i)| i), Some(at));
+        assert_eq!(cache.get(b"a").map(|r| r.value), Some(Bytes::from_static(b"v3")));
+        assert_eq!(cache.stats().used_bytes, used);
+        // A value too long for an entry is dropped rather than copied to the heap.
+        cache.write_through(b"a", &[1; CACHE_INLINE_BYTES], 4, 0, true);
+        assert!(cache.get(b"a").is_none());
+        assert_eq!(cache.stats().used_bytes, 0);
+        // A heap entry overwritten by an inline value is charged as inline.
+        cache.insert(b"h", rec(10_000));
+        cache.write_through(b"h", b"small", 5, 0, false);
+        assert_eq!(cache.stats().used_bytes, RecordCache::weight_of(b"h", b"small"));
+        let mut off = RecordCache::new(0);
+        off.write_through(b"a", b"v", 1, 0, true);
+        assert_eq!(off.stats().entries, 0);
+    }
+
+    #[test]
     fn heap_parts_are_charged() {
         let small = RecordCache::weight_of(b"k", &[0; 10]);
         assert_eq!(small, RecordCache::weight_of(b"k", &[0; CACHE_INLINE_BYTES - 1]));
@@ -489,8 +582,9 @@ mod tests {
         assert_eq!(kept, 50, "every record read again survives the scan");
     }
 
-    /// Random inserts, removes and gets against a model: a hit always returns the
-    /// last value inserted for the key and never a removed one, every entry stays reachable, and
+    /// Random inserts, writes, removes and gets against a model of the store's truth: a hit
+    /// always returns the key's last value and never a removed one, a write keeps its key
+    /// exactly when it says it does, every entry stays reachable, and
     /// the charged bytes are exactly the sum of the entries' weights, within the capacity.
     #[test]
     fn matches_a_model_under_random_operations() {
@@ -512,9 +606,26 @@ mod tests {
                         cache.insert(&key, r.clone());
                         model.insert(key, r);
                     }
-                    4..=5 => {
+                    4 => {
                         cache.remove(&key);
                         model.remove(&key);
+                    }
+                    5 => {
+                        let len = rng.gen_range(0..300);
+                        let value = vec![step as u8; len];
+                        let insert_absent = rng.gen_bool(0.5);
+                        let was_cached = cache.find(cache.hash(&key), &key).is_some();
+                        cache.write_through(&key, &value, step, 0, insert_absent);
+                        let r =
+                            CachedRecord { value: Bytes::from(value), version: step, expiry_ms: 0 };
+                        let kept = cache.find(cache.hash(&key), &key).is_some();
+                        let fits = fits_inline(&key, &r.value);
+                        assert_eq!(
+                            kept,
+                            fits && (was_cached || insert_absent),
+                            "seed {seed} step {step}"
+                        );
+                        model.insert(key, r);
                     }
                     _ => {
                         if let Some(got) = cache.get(&key) {

@@ -62,7 +62,12 @@ impl<D: Disk> Store<D> {
         durability: Durability,
     ) -> Result<Option<WriteReceipt>> {
         let now = self.shared.clock.now_ms();
-        let ops = validate_batch(ops, now)?;
+        let mut ops = validate_batch(ops, now)?;
+        // The rows the writer read are read again by their next write (every write of a table
+        // with secondary indexes reads its row): keep their new values in the cache.
+        for op in &mut ops {
+            op.cache_new = expect.iter().any(|(key, _)| *key == op.key);
+        }
         let unchanged = |st: &crate::state::State<D>| {
             expect.iter().all(|(key, stamp)| Stamp::of(&st.index, key) == *stamp)
         };

@@ -151,7 +151,7 @@ impl<D: Disk> Store<D> {
         let mut st = shared.state.borrow_mut();
         st.counters.gets += 1;
         let st = &*st;
-        // The cache first: every write drops its key's entry, so a hit is current, and it costs
+        // The cache first: every write updates or drops its key's entry, so a hit is current, and it costs
         // one hash lookup instead of an ordered-index search.
         if let Some(c) = st.cache.get_ref(key) {
             let expired = c.expiry_ms != 0 && c.expiry_ms <= now;

@@ -119,6 +119,9 @@ pub(crate) struct Op<'a> {
     pub value: &'a [u8],
     pub version: u64,
     pub expiry_ms: u64,
+    /// Cache the new value even if the key is not cached (a put whose writer read the row
+    /// first; see [`crate::cache::RecordCache::write_through`]).
+    pub cache_new: bool,
 }
 
 impl<D: Disk> Shared<D> {
@@ -196,15 +199,19 @@ impl<D: Disk> State<D> {
 
     /// Points the index at the new record (or removes the key for a delete) and moves live bytes.
     fn apply_to_index(&mut self, op: &Op<'_>, loc: Location) -> Result<()> {
-        self.cache.remove(op.key);
         let old = match op.kind {
             OpKind::Put => {
+                // A refused key changes nothing, so its cached copy stays current.
                 let old =
                     self.index.upsert(op.key, IndexEntry::new(loc, op.version, op.expiry_ms))?;
+                self.cache.write_through(op.key, op.value, op.version, op.expiry_ms, op.cache_new);
                 self.segments.add_live(loc.segment(), loc.len());
                 old
             }
-            OpKind::Delete => self.index.remove(op.key),
+            OpKind::Delete => {
+                self.cache.remove(op.key);
+                self.index.remove(op.key)
+            }
         };
         if let Some(old) = old {
             let old = old.location();

@@ -172,7 +172,14 @@ impl<D: Disk> Store<D> {
         check_key(key)?;
         check_value(value)?;
         let version = opts.version.unwrap_or_else(|| self.shared.clock.now_ms());
-        let op = Op { kind: OpKind::Put, key, value, version, expiry_ms: opts.expiry_ms };
+        let op = Op {
+            kind: OpKind::Put,
+            key,
+            value,
+            version,
+            expiry_ms: opts.expiry_ms,
+            cache_new: false,
+        };
         let (lsn, wait) = self.append(&[op], opts.durability)?;
         Ok(Appended { receipt: WriteReceipt { lsn, version }, wait })
     }
@@ -194,7 +201,14 @@ impl<D: Disk> Store<D> {
         check_key(key)?;
         let now = self.shared.clock.now_ms();
         let existed = self.shared.state.borrow().index.get(key).is_some_and(|e| !e.is_expired(now));
-        let op = Op { kind: OpKind::Delete, key, value: &[], version: now, expiry_ms: 0 };
+        let op = Op {
+            kind: OpKind::Delete,
+            key,
+            value: &[],
+            version: now,
+            expiry_ms: 0,
+            cache_new: false,
+        };
         let (_, wait) = self.append(&[op], durability)?;
         Ok((existed, wait))
     }
@@ -517,11 +531,25 @@ pub(crate) fn validate_batch(ops: &[BatchOp], now: u64) -> Result<Vec<Op<'_>>> {
                 check_key(key)?;
                 check_value(value)?;
                 let version = version.unwrap_or(now);
-                Op { kind: OpKind::Put, key, value, version, expiry_ms: *expiry_ms }
+                Op {
+                    kind: OpKind::Put,
+                    key,
+                    value,
+                    version,
+                    expiry_ms: *expiry_ms,
+                    cache_new: false,
+                }
             }
             BatchOp::Delete { key } => {
                 check_key(key)?;
-                Op { kind: OpKind::Delete, key, value: &[], version: now, expiry_ms: 0 }
+                Op {
+                    kind: OpKind::Delete,
+                    key,
+                    value: &[],
+                    version: now,
+                    expiry_ms: 0,
+                    cache_new: false,
+                }
             }
         };
         bytes += record::padded_len(op.key.len(), op.value.len());
