@@ -17,6 +17,65 @@ pub const CREATE_TABLE: &str =
 pub const KEY_FIELD: &str = "k";
 pub const VALUE_FIELD: &str = "v";
 
+/// A secondary index the tool makes on the benchmark table before the load (`--index-on`).
+/// Every entry key is the index id, the indexed value and the row's primary key
+/// (docs/FORMAT.md, "Index entries"), so an index on `k` carries the key twice and grows by two
+/// bytes per byte of key, and one on `v` carries the value and the key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexOn {
+    /// An index on the key field `k` (a copy of the primary key).
+    Key,
+    /// An index on the value field `v` (changed by every update).
+    Value,
+}
+
+impl IndexOn {
+    /// The field of [`TABLE`] the index is on.
+    pub fn field(self) -> &'static str {
+        match self {
+            IndexOn::Key => KEY_FIELD,
+            IndexOn::Value => VALUE_FIELD,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            IndexOn::Key => "key",
+            IndexOn::Value => "value",
+        }
+    }
+}
+
+impl std::str::FromStr for IndexOn {
+    type Err = String;
+
+    /// `key` (or `k`) or `value` (or `v`).
+    fn from_str(s: &str) -> Result<IndexOn, String> {
+        match s.trim() {
+            "key" | KEY_FIELD => Ok(IndexOn::Key),
+            "value" | VALUE_FIELD => Ok(IndexOn::Value),
+            other => Err(format!(
+                "unknown field {other:?}; an index is on key or value (a list: key,value)"
+            )),
+        }
+    }
+}
+
+/// The index names and `CREATE INDEX` statements of `list` on [`TABLE`]: `by_k`, `by_v`, and
+/// `by_k_2`, `by_k_3`, ... for a field given again. The same list gives the same names, so a
+/// run against a node given by address finds the indexes an earlier run made.
+pub fn index_ddl(list: &[IndexOn]) -> Vec<(String, String)> {
+    let mut out = Vec::with_capacity(list.len());
+    for (i, on) in list.iter().enumerate() {
+        let field = on.field();
+        let nth = list[..=i].iter().filter(|o| *o == on).count();
+        let name = if nth == 1 { format!("by_{field}") } else { format!("by_{field}_{nth}") };
+        let ddl = format!("CREATE INDEX IF NOT EXISTS {name} ON {TABLE} ({field})");
+        out.push((name, ddl));
+    }
+    out
+}
+
 /// Writes key number `n` into `out` (cleared first): `k`, zeros, then the decimal digits, `size`
 /// bytes in all, or longer when the digits do not fit.
 pub fn write_key(out: &mut String, n: u64, size: usize) {
@@ -170,5 +229,19 @@ mod tests {
         let mut reused = String::from("junk");
         write_key(&mut reused, 42, 8);
         assert_eq!(reused, "k0000042");
+    }
+
+    #[test]
+    fn index_lists_parse_and_name_each_index_once() {
+        let list: Vec<IndexOn> =
+            ["key", "v", " key"].iter().map(|s| s.parse().expect("index")).collect();
+        assert_eq!(list, [IndexOn::Key, IndexOn::Value, IndexOn::Key]);
+        let ddl = index_ddl(&list);
+        let names: Vec<&str> = ddl.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["by_k", "by_v", "by_k_2"]);
+        assert_eq!(ddl[2].1, "CREATE INDEX IF NOT EXISTS by_k_2 ON bench (k)");
+        let e = "size".parse::<IndexOn>().unwrap_err();
+        assert!(e.contains("unknown field \"size\""), "{e}");
+        assert!("".parse::<IndexOn>().is_err());
     }
 }

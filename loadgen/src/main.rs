@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::{Parser, ValueEnum};
 use ringstore_loadgen::distribution::KeyDistribution;
 use ringstore_loadgen::engine::{Pacing, Protocol, RunSpec, Workload};
+use ringstore_loadgen::keyspace::IndexOn;
 use ringstore_loadgen::output::{chart, hdr, json, table};
 use ringstore_loadgen::results::{OpKind, RunResult};
 use ringstore_loadgen::runner::{self, Plan, Target};
@@ -15,6 +16,7 @@ use ringstore_loadgen::scenario::Scenario;
 use ringstore_loadgen::workload::{
     Mix, SizeSpec, Ycsb, KEY_SIZE_MAX, KEY_SIZE_MIN, SCAN_LENGTH_MAX_DEFAULT, VALUE_BYTES_MAX,
 };
+use ringstore_model::table::limits::{INDEXES_PER_TABLE_MAX, INDEX_VALUE_BYTES_MAX};
 use ringstore_model::Durability;
 use serde_json::json;
 
@@ -121,6 +123,11 @@ struct Args {
     /// Run the workload at each size on a fresh node: key-size=16,64,256 or value-size=...
     #[arg(long)]
     sweep: Option<String>,
+    /// Secondary indexes on the benchmark table, made before the load and READY before the
+    /// measured phase: a list of `key` (an index on k: its entries carry the key twice) and
+    /// `value` (on v: values of at most 1024 bytes), one index per item, e.g. key or key,value.
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["scenario", "check_log"])]
+    index_on: Vec<IndexOn>,
     /// Record every acknowledged write and read everything back afterwards.
     #[arg(long)]
     verify: bool,
@@ -256,6 +263,11 @@ fn sweep_run(args: &Args, plan: &Plan, spec: &str) -> Result<bool, String> {
     println!("{}", header(args, plan));
     print!("{}", table::sweep(parameter, &points));
     let refs: Vec<&RunResult> = results.iter().map(|(_, r)| r).collect();
+    for r in &refs {
+        for line in table::indexes(r).lines() {
+            println!("[{}] {line}", r.label);
+        }
+    }
     print_errors(&refs);
     write_outputs(args, "sweep", &refs, json!({ "parameter": parameter, "values": values }))?;
     if let Some(dir) = &args.out_dir {
@@ -279,6 +291,7 @@ fn sweep_point(plan: &Plan, parameter: &str, v: u64) -> Result<Plan, String> {
         "key-size" => p.key_size = SizeSpec::fixed(size),
         _ => p.workload.value_size = SizeSpec::fixed(size),
     }
+    check_indexes(&p).map_err(|e| format!("--sweep {parameter}={v}: {e}"))?;
     Ok(p)
 }
 
@@ -370,6 +383,7 @@ fn plan(args: &Args) -> Result<Plan, String> {
         load: !args.no_load,
         progress: !args.quiet,
         write_log: args.write_log.clone(),
+        indexes: args.index_on.clone(),
     };
     if args.keys == 0 {
         return Err("--keys must be at least 1".into());
@@ -400,6 +414,7 @@ fn check_resp(args: &Args, p: &Plan) -> Result<(), String> {
         (args.check_log.is_some(), "--check-log"),
         (args.scenario.is_some(), "--scenario"),
         (args.sweep.is_some(), "--sweep"),
+        (!p.indexes.is_empty(), "--index-on"),
         (p.workload.mix.weight(OpKind::Scan) > 0, "a mix with scans (YCSB E)"),
     ];
     match refused.iter().find(|(given, _)| *given) {
@@ -412,7 +427,28 @@ fn check_resp(args: &Args, p: &Plan) -> Result<(), String> {
 
 fn check_sizes(p: &Plan) -> Result<(), String> {
     p.key_size.check("--key-size", KEY_SIZE_MIN, KEY_SIZE_MAX)?;
-    p.workload.value_size.check("--value-size", 0, VALUE_BYTES_MAX)
+    p.workload.value_size.check("--value-size", 0, VALUE_BYTES_MAX)?;
+    check_indexes(p)
+}
+
+/// The node refuses more than [`INDEXES_PER_TABLE_MAX`] indexes on a table, and a write whose
+/// indexed BINARY value is over [`INDEX_VALUE_BYTES_MAX`] (235): both are refused here, before
+/// a node starts.
+fn check_indexes(p: &Plan) -> Result<(), String> {
+    if p.indexes.len() > INDEXES_PER_TABLE_MAX {
+        return Err(format!(
+            "--index-on: {} indexes; a table has at most {INDEXES_PER_TABLE_MAX}",
+            p.indexes.len()
+        ));
+    }
+    if p.indexes.contains(&IndexOn::Value) && p.workload.value_size.max > INDEX_VALUE_BYTES_MAX {
+        return Err(format!(
+            "--index-on value: --value-size {} is over the {INDEX_VALUE_BYTES_MAX} bytes an \
+             indexed BINARY value may have",
+            p.workload.value_size
+        ));
+    }
+    Ok(())
 }
 
 fn label(args: &Args) -> String {
@@ -424,7 +460,7 @@ fn label(args: &Args) -> String {
 
 /// The settings line above each table.
 fn header(args: &Args, p: &Plan) -> String {
-    format!(
+    let mut line = format!(
         "workload={} mix={} distribution={} keys={} key_size={} value_size={} durability={} \
          connections={} pipeline={} threads={} pacing={} shard_aware={} seed={}",
         label(args),
@@ -443,13 +479,23 @@ fn header(args: &Args, p: &Plan) -> String {
         args.rate.map_or("closed".into(), |r| format!("open {r} ops/s")),
         p.spec.shard_aware && p.workload.protocol == Protocol::Binary,
         p.spec.seed,
-    )
+    );
+    if !p.indexes.is_empty() {
+        line += &format!(" index_on={}", index_list(&p.indexes));
+    }
+    line
+}
+
+/// `key,value`, as `--index-on` takes it.
+fn index_list(list: &[IndexOn]) -> String {
+    list.iter().map(|i| i.name()).collect::<Vec<_>>().join(",")
 }
 
 fn settings(args: &Args) -> serde_json::Value {
     json!({
         "addr": args.addr.map(|a| a.to_string()),
         "embedded": args.addr.is_none(),
+        "index_on": args.index_on.iter().map(|i| i.name()).collect::<Vec<_>>(),
         "command": std::env::args().collect::<Vec<_>>(),
         "debug": format!("{args:?}"),
     })

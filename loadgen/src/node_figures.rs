@@ -1,9 +1,11 @@
 //! The node's own figures around a run: index size, cache hits and misses (summed over shards,
-//! from the Stats request) and the process's resident memory (from /proc).
+//! from the Stats request), the process's resident memory (from /proc), and the secondary
+//! indexes of the run's table (`SHOW INDEXES`).
 
+use ringstore_model::table::Outcome;
 use ringstore_net::Client;
 
-use crate::results::NodeFigures;
+use crate::results::{IndexFigure, NodeFigures};
 
 /// Reads the node's statistics now.
 pub fn read(client: &mut Client, pid: Option<u32>) -> Result<NodeFigures, String> {
@@ -17,7 +19,30 @@ pub fn read(client: &mut Client, pid: Option<u32>) -> Result<NodeFigures, String
         cache_misses: sum("cache_misses"),
         cache_bytes: sum("cache_bytes"),
         rss_bytes: pid.and_then(rss_bytes),
+        indexes: Vec::new(),
     })
+}
+
+/// The secondary indexes of `table` with their node-wide states (`SHOW INDEXES ON table`).
+pub fn indexes(client: &mut Client, table: &str) -> Result<Vec<IndexFigure>, String> {
+    let outcomes =
+        client.ddl(&format!("SHOW INDEXES ON {table}")).map_err(|e| format!("{table}: {e}"))?;
+    let t = outcomes
+        .iter()
+        .find_map(|o| match o {
+            Outcome::Indexes(t) => Some(t),
+            _ => None,
+        })
+        .ok_or_else(|| format!("SHOW INDEXES ON {table}: no index list in {outcomes:?}"))?;
+    let fields = t.schema().fields();
+    Ok(t.indexes()
+        .iter()
+        .map(|i| IndexFigure {
+            name: i.name().to_string(),
+            fields: i.fields().iter().map(|&f| fields[f].name().to_string()).collect(),
+            state: i.state().name(),
+        })
+        .collect())
 }
 
 /// The figures at the end of a run, with cache hits and misses counted from `before`.

@@ -96,7 +96,10 @@ pub struct Interval {
 /// What the node itself reported, read from its Stats (summed over shards) and /proc.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NodeFigures {
+    /// Keys in the store's in-memory index: rows, and one key-only record per row and
+    /// secondary index (index entries are store records, docs/ARCHITECTURE.md).
     pub index_keys: u64,
+    /// Bytes of that in-memory index, index entries included.
     pub index_bytes: u64,
     pub index_key_bytes: u64,
     pub cache_hits: u64,
@@ -104,6 +107,25 @@ pub struct NodeFigures {
     pub cache_bytes: u64,
     /// Resident set size of the node process, if its pid is known.
     pub rss_bytes: Option<u64>,
+    /// The secondary indexes of the run's table at the end of the run (`SHOW INDEXES`).
+    pub indexes: Vec<IndexFigure>,
+}
+
+/// One secondary index of the run's table, as the node describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexFigure {
+    pub name: String,
+    /// Its fields, in index order.
+    pub fields: Vec<String>,
+    /// BUILDING, READY or DELETING (READY only once every shard has built it).
+    pub state: &'static str,
+}
+
+impl std::fmt::Display for IndexFigure {
+    /// `by_k (k) READY`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}) {}", self.name, self.fields.join(", "), self.state)
+    }
 }
 
 impl NodeFigures {

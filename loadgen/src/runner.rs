@@ -7,14 +7,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ringstore_model::table::TableSchema;
+use ringstore_model::table::{IndexState, Outcome as DdlOutcome, TableSchema};
 use ringstore_model::Durability;
 use ringstore_net::{Client, Topology};
 
 use crate::distribution::KeyDistribution;
 use crate::embedded::EmbeddedNode;
 use crate::engine::{self, Outcome, Pacing, Protocol, RunSpec, Workload};
-use crate::keyspace::{resp_topology, KeySpace, CREATE_TABLE, TABLE};
+use crate::keyspace::{index_ddl, resp_topology, IndexOn, KeySpace, CREATE_TABLE, TABLE};
 use crate::node_figures;
 use crate::output::progress::Progress;
 use crate::results::{OpKind, RunResult};
@@ -24,6 +24,11 @@ use crate::workload::{Mix, SizeSpec};
 
 /// Requests in flight per client during the load phase.
 pub const LOAD_PIPELINE: usize = 32;
+/// Longest wait for an index of `--index-on` to become READY (a build over rows already in the
+/// table, against a node given by address); the CLI's `plan add-index -wait` waits as long.
+pub const INDEX_READY_TIMEOUT: Duration = Duration::from_secs(600);
+/// How often the index's state is asked for while it builds.
+pub const INDEX_READY_POLL: Duration = Duration::from_millis(100);
 
 /// The node a run drives: given by address, or started by the tool (and stopped when dropped).
 #[derive(Debug)]
@@ -55,6 +60,9 @@ pub struct Plan {
     pub progress: bool,
     /// Verify mode: also save the acknowledged writes here (for `--check-log` after a crash).
     pub write_log: Option<PathBuf>,
+    /// Secondary indexes made on the benchmark table before the load (`--index-on`), READY
+    /// before the measured phase.
+    pub indexes: Vec<IndexOn>,
 }
 
 /// What a benchmark run produced.
@@ -70,7 +78,9 @@ pub fn bench(target: &Target, plan: &Plan, label: &str) -> Result<Finished, Stri
         return bench_resp(target, plan, label);
     }
     let mut client = connect(target)?;
-    let schema = create_table(&mut client, CREATE_TABLE, TABLE)?;
+    create_table(&mut client, CREATE_TABLE, TABLE)?;
+    create_indexes(&mut client, &plan.indexes)?;
+    let schema = describe(&mut client, TABLE)?;
     let topology = client.topology().clone();
     let precompute = plan.spec.items + plan.spec.ops.unwrap_or(0).min(plan.spec.items);
     let ks = Arc::new(KeySpace::new(schema, &topology, plan.key_size, precompute)?);
@@ -172,8 +182,65 @@ fn connect(target: &Target) -> Result<Client, String> {
 
 fn create_table(client: &mut Client, ddl: &str, table: &str) -> Result<TableSchema, String> {
     client.ddl(ddl).map_err(|e| format!("create table {table}: {e}"))?;
+    describe(client, table)
+}
+
+fn describe(client: &mut Client, table: &str) -> Result<TableSchema, String> {
     let t = client.describe(table).map_err(|e| format!("describe {table}: {e}"))?;
     Ok(t.schema().clone())
+}
+
+/// Makes the indexes of `list` on the benchmark table (or finds them made by an earlier run)
+/// and waits until each is READY. On an empty table, the usual case before the load phase, an
+/// index is READY as soon as CREATE INDEX answers; on a table with rows (a node given by
+/// address, a table filled by an earlier run) the node builds it in the background first.
+pub fn create_indexes(client: &mut Client, list: &[IndexOn]) -> Result<(), String> {
+    for ((name, ddl), on) in index_ddl(list).iter().zip(list) {
+        let outcomes = client.ddl(ddl).map_err(|e| format!("{ddl}: {e}"))?;
+        let ready = outcomes
+            .iter()
+            .any(|o| matches!(o, DdlOutcome::IndexCreated { state: IndexState::Ready, .. }));
+        if !ready {
+            wait_until_ready(client, name)?;
+        }
+        // IF NOT EXISTS keeps an index of that name whatever its fields.
+        let found = node_figures::indexes(client, TABLE)?;
+        let fields = found.iter().find(|i| &i.name == name).map(|i| i.fields.clone());
+        if fields.as_deref() != Some(&[on.field().to_string()][..]) {
+            return Err(format!(
+                "--index-on {}: table {TABLE} has an index {name} on {fields:?}, not on ({}); \
+                 drop it (DROP INDEX {name} ON {TABLE}) or use a fresh node",
+                on.name(),
+                on.field()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Asks for the state of index `name` every [`INDEX_READY_POLL`] until it is READY.
+fn wait_until_ready(client: &mut Client, name: &str) -> Result<(), String> {
+    let start = std::time::Instant::now();
+    loop {
+        match client.index_state(TABLE, name).map_err(|e| format!("index {name}: {e}"))? {
+            Some(IndexState::Ready) => return Ok(()),
+            Some(IndexState::Building) if start.elapsed() < INDEX_READY_TIMEOUT => {
+                std::thread::sleep(INDEX_READY_POLL)
+            }
+            Some(state) => {
+                return Err(format!(
+                    "index {name} on {TABLE} is still {} after {INDEX_READY_TIMEOUT:?}",
+                    state.name()
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "index {name} on {TABLE} is gone: its build failed (a row with a value \
+                     over the index's limits; the node's log says which) or it was dropped"
+                ))
+            }
+        }
+    }
 }
 
 /// The measured run, with the node's figures (read through `client`, when there is one) and
@@ -194,6 +261,7 @@ fn measured(
         Progress::measured(plan.progress, label, plan.spec.duration, plan.spec.warmup);
     let mut spec = plan.spec.clone();
     spec.server_pid = target.pid;
+    let table = ks.table.clone();
     let mut outcome =
         engine::run(target.addr, topology, ks, plan.workload.clone(), spec, &mut |iv| {
             progress.interval(iv)
@@ -201,7 +269,8 @@ fn measured(
     progress.finish();
     outcome.result.label = label.to_string();
     if let (Some(c), Some(before)) = (client, before) {
-        let after = node_figures::read(c, target.pid)?;
+        let mut after = node_figures::read(c, target.pid)?;
+        after.indexes = node_figures::indexes(c, &table)?;
         outcome.result.node = Some(node_figures::since(&before, after));
     }
     let cpu = outcome.server_cpu_seconds;

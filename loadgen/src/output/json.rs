@@ -55,6 +55,11 @@ fn node(n: &NodeFigures) -> Value {
         "cache_hit_ratio": n.cache_hit_ratio(),
         "cache_bytes": n.cache_bytes,
         "rss_bytes": n.rss_bytes,
+        "indexes": n.indexes.iter().map(|i| json!({
+            "name": i.name,
+            "fields": i.fields,
+            "state": i.state,
+        })).collect::<Vec<_>>(),
     })
 }
 

@@ -104,7 +104,7 @@ pub fn run(r: &RunResult) -> String {
             opt(r.saturation_ops_per_second(), 0),
         );
     }
-    out + &errors_by_status(r)
+    out + &indexes(r) + &errors_by_status(r)
 }
 
 /// One line per status code the run's errors carried: code, name, count, and the node's first
@@ -169,6 +169,26 @@ pub fn shard_cpu_percent(r: &RunResult) -> String {
     })
 }
 
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1 << 20) as f64
+}
+
+/// The secondary indexes of the run's table and what the node's in-memory index held at the
+/// end, in which every index entry is a key like a row (empty when the table has no index).
+pub fn indexes(r: &RunResult) -> String {
+    let Some(node) = r.node.as_ref().filter(|n| !n.indexes.is_empty()) else {
+        return String::new();
+    };
+    let list: Vec<String> = node.indexes.iter().map(|i| i.to_string()).collect();
+    format!(
+        "indexes: {}; node: store keys {} (rows and index entries), index {:.2} MiB, {:.1} B/key\n",
+        list.join(", "),
+        node.index_keys,
+        mib(node.index_bytes),
+        node.index_bytes_per_key(),
+    )
+}
+
 /// A sweep's points: `parameter` = value per row.
 pub fn sweep(parameter: &str, points: &[(u64, &RunResult)]) -> String {
     let rows: Vec<Vec<String>> = points
@@ -182,9 +202,11 @@ pub fn sweep(parameter: &str, points: &[(u64, &RunResult)]) -> String {
                 ms(&all, 0.5),
                 ms(&all, 0.99),
                 ms(&all, 0.999),
+                node.index_keys.to_string(),
+                format!("{:.2}", mib(node.index_bytes)),
                 format!("{:.1}", node.index_bytes_per_key()),
                 opt(node.cache_hit_ratio().map(|x| x * 100.0), 1),
-                opt(node.rss_bytes.map(|b| b as f64 / (1 << 20) as f64), 1),
+                opt(node.rss_bytes.map(mib), 1),
                 opt(r.server_cpu_seconds_per_million_ops(), 3),
             ]
         })
@@ -195,6 +217,8 @@ pub fn sweep(parameter: &str, points: &[(u64, &RunResult)]) -> String {
         "p50 ms",
         "p99 ms",
         "p999 ms",
+        "store keys",
+        "index MiB",
         "index B/key",
         "cache hit %",
         "node RSS MiB",
@@ -224,6 +248,31 @@ mod tests {
         assert!(run(&r).contains("errors: 3 x 720 Busy"), "{}", run(&r));
         r.shard_cpu_seconds = Some(vec![0.5, 0.25]);
         assert_eq!(shard_cpu_percent(&r), "50/25");
+    }
+
+    #[test]
+    fn index_line_and_sweep_columns_show_the_nodes_index() {
+        use crate::results::{IndexFigure, NodeFigures};
+        let mut r = crate::results::tests_support::run_with(&[]);
+        assert_eq!(indexes(&r), "", "no node figures");
+        r.node =
+            Some(NodeFigures { index_keys: 4000, index_bytes: 3 << 20, ..NodeFigures::default() });
+        assert_eq!(indexes(&r), "", "a table without indexes");
+        let by_k = IndexFigure { name: "by_k".into(), fields: vec!["k".into()], state: "READY" };
+        r.node.as_mut().expect("node").indexes = vec![by_k];
+        assert_eq!(
+            indexes(&r),
+            "indexes: by_k (k) READY; node: store keys 4000 (rows and index entries), \
+             index 3.00 MiB, 786.4 B/key\n"
+        );
+        let t = sweep("key-size", &[(16, &r)]);
+        let lines: Vec<Vec<&str>> =
+            t.lines().map(|l| l.split("  ").map(str::trim).collect()).collect();
+        let at = |name: &str| lines[0].iter().filter(|c| !c.is_empty()).position(|c| *c == name);
+        let row: Vec<&str> = lines[1].iter().copied().filter(|c| !c.is_empty()).collect();
+        assert_eq!(row[at("store keys").expect("store keys column")], "4000", "{t}");
+        assert_eq!(row[at("index MiB").expect("index MiB column")], "3.00", "{t}");
+        assert_eq!(row[at("index B/key").expect("B/key column")], "786.4", "{t}");
     }
 
     #[test]
