@@ -15,9 +15,13 @@
 //! - A page that keeps changing: a row of it rewritten inside every read of the page makes the
 //!   build give up after exactly `WRITE_ATTEMPTS_MAX * INDEX_BUILD_PAGE_ROUNDS_MAX` tries (224),
 //!   and the index is dropped again with the entries already written.
+//! - Store errors: a failed read (which poisons nothing) is tried again by the worker itself; a
+//!   failed flush (which poisons the store) goes on when writes resume; a row that can never be
+//!   read keeps its table's build failing, BUILDING, and holds up no other table's build.
 //!
-//! Every wait is on state (the index's state, the build's row count), looked at a bounded number
-//! of times, never on time alone.
+//! Every wait is on state (the index's state, the build's row count, the store's poison),
+//! looked at a bounded number of times, never on time alone. (The failed-read test waits, so, for
+//! the worker's own retry timer, `INDEX_BUILD_RETRY_FIRST`: one second.)
 
 mod common;
 
@@ -29,9 +33,10 @@ use futures_lite::future::yield_now;
 use glommio::{Latency, Shares, TaskQueueHandle};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use ringstore_storage::disk::sim::SimDisk;
+use ringstore_storage::constants::RECORD_HEADER_BYTES;
+use ringstore_storage::disk::sim::{SimDisk, SimOp};
 use ringstore_storage::table::*;
-use ringstore_storage::{Durability, ManualClock, ScanRequest, WriteOptions};
+use ringstore_storage::{Durability, ManualClock, ScanRequest, StoreConfig, WriteOptions};
 
 use common::{open_tables, run, scan_pages, sim, T0_MS};
 
@@ -89,7 +94,11 @@ fn state(ts: &TableStore<SimDisk>) -> IndexState {
 
 /// A store with the table and [`ROWS`] rows, and the index just created (BUILDING).
 async fn loaded(disk: &SimDisk, clock: &ManualClock) -> Rc<TableStore<SimDisk>> {
-    let ts = open_tables(disk, clock).await.expect("open");
+    load(open_tables(disk, clock).await.expect("open")).await
+}
+
+/// The table and [`ROWS`] rows put into `ts`, and the index created (BUILDING).
+async fn load(ts: TableStore<SimDisk>) -> Rc<TableStore<SimDisk>> {
     ts.ddl(TABLE).await.expect("create table");
     for id in 0..ROWS {
         ts.put("items", &row(id, (id % 7) as i32), Durability::NoSync).await.expect("put");
@@ -353,6 +362,122 @@ fn a_build_page_that_keeps_changing_gives_up_after_its_rounds_and_drops_the_inde
         let mut req = ScanRequest::prefix(&table_prefix(t.id()), 1000);
         req.keys_only = true;
         assert_eq!(ts.store().scan(&req).await.expect("scan").rows.len(), keys.len());
+        Rc::try_unwrap(ts).expect("one owner").close().await.expect("close");
+    })
+}
+
+/// [`loaded`], with the rows synced (a build's reads go to the simulated disk) and no segment
+/// preparer (whose writes in the background would take a fault meant for the build's).
+async fn loaded_on_disk(disk: &SimDisk, clock: &ManualClock) -> Rc<TableStore<SimDisk>> {
+    let config = StoreConfig { preallocate_segments: false, ..common::test_config() };
+    let ts = TableStore::open(disk.clone(), common::SIM_DIR, config, Rc::new(clock.clone()));
+    let ts = load(ts.await.expect("open")).await;
+    ts.store().sync().await.expect("sync");
+    ts
+}
+
+/// Waits, [`pause`] apart and at most [`LOOKS_MAX`] looks, for the index to be READY.
+async fn wait_ready(ts: &TableStore<SimDisk>, what: &str) {
+    let mut looks = 0;
+    while state(ts) != IndexState::Ready {
+        looks += 1;
+        assert!(looks < LOOKS_MAX, "{what}: the index is still {:?}", state(ts));
+        pause().await;
+    }
+}
+
+/// A store error that does not poison the store (a failed read) stops the build with the index
+/// BUILDING; nothing else will wake the worker (no CREATE INDEX, no write resume, no restart
+/// here), so it tries again by itself after `INDEX_BUILD_RETRY_FIRST` and finishes.
+#[test]
+fn a_build_stopped_by_a_failed_read_is_tried_again_by_the_worker() {
+    run(|| async move {
+        let (disk, clock) = (sim(6), ManualClock::new(T0_MS));
+        let ts = loaded_on_disk(&disk, &clock).await;
+        // The build's first page is the next disk read.
+        disk.fail_next(SimOp::Read);
+        let worker = spawn_worker(&ts);
+        let mut looks = 0;
+        while disk.stats().injected_faults == 0 {
+            looks += 1;
+            assert!(looks < LOOKS_MAX, "the build never read");
+            pause().await;
+        }
+        assert!(!ts.is_poisoned(), "a failed read does not poison the store");
+        wait_ready(&ts, "after a failed read").await;
+        assert_eq!(disk.stats().injected_faults, 1);
+        assert_consistent(&ts, "after the build tried again").await;
+        stop(ts, worker).await.close().await.expect("close");
+    })
+}
+
+/// A failed flush poisons the store: the build stops with the index BUILDING, and the worker
+/// waits for the store to take writes again (`TableStore::resume_writes`, which the node's
+/// resume task calls), which wakes it to build the index from the start.
+#[test]
+fn a_build_stopped_by_a_poisoned_store_goes_on_when_writes_resume() {
+    run(|| async move {
+        let (disk, clock) = (sim(7), ManualClock::new(T0_MS));
+        let ts = loaded_on_disk(&disk, &clock).await;
+        // The next disk write is the flush of the build's first page.
+        disk.fail_next(SimOp::Write);
+        let worker = spawn_worker(&ts);
+        let mut looks = 0;
+        while !ts.is_poisoned() {
+            looks += 1;
+            assert!(looks < LOOKS_MAX, "the build's flush never failed");
+            pause().await;
+        }
+        assert_eq!(state(&ts), IndexState::Building);
+        assert!(ts.resume_writes().await.expect("resume"), "the store was poisoned");
+        wait_ready(&ts, "after the store took writes again").await;
+        assert_consistent(&ts, "after the resumed build").await;
+        stop(ts, worker).await.close().await.expect("close");
+    })
+}
+
+/// A store error that stays (a corrupt row) stops one table's build every time it is tried, with
+/// that index BUILDING; the builds of other tables go on to READY.
+#[test]
+fn a_build_that_fails_on_the_store_holds_up_no_other_table_s_build() {
+    run(|| async move {
+        let (disk, clock) = (sim(8), ManualClock::new(T0_MS));
+        let config = StoreConfig { preallocate_segments: false, ..common::test_config() };
+        let ts = TableStore::open(disk.clone(), common::SIM_DIR, config, Rc::new(clock.clone()));
+        let ts = ts.await.expect("open");
+        // First in the catalog's order (by name), so the worker meets it first.
+        ts.ddl("CREATE TABLE early (id LONG, grp INTEGER, PRIMARY KEY (id))").await.expect("table");
+        for id in 0..10 {
+            let row = [("id", Value::Long(id)), ("grp", Value::Integer(1))];
+            ts.put("early", &row, Durability::NoSync).await.expect("put");
+        }
+        let ts = load(ts).await;
+        ts.ddl("CREATE INDEX early_grp ON early (grp)").await.expect("create index");
+        ts.store().sync().await.expect("sync");
+        // One row of `early` corrupt on the disk: every read of it fails its checksum.
+        let prefix = table_prefix(ts.table("early").expect("table").id());
+        let (path, record) = common::segment_paths(&disk)
+            .into_iter()
+            .flat_map(|p| {
+                let records = common::records_in(&disk.file_bytes(&p).expect("segment"));
+                records.into_iter().map(move |r| (p.clone(), r))
+            })
+            .find(|(_, r)| r.key.starts_with(&prefix))
+            .expect("a record of early on the disk");
+        // Header, key, value: a bit of the value, under the record's body checksum.
+        assert!(!record.value.is_empty());
+        let value_at = record.offset + RECORD_HEADER_BYTES + record.key.len();
+        common::flip_bit(&disk, &path, value_at, 0);
+
+        for attempt in 0..2 {
+            let e = ts.finish_index_work().await.expect_err("early's build fails");
+            assert_eq!(e.code(), 614, "attempt {attempt}: CorruptRecord: {e}");
+            let early = ts.table("early").expect("table");
+            assert_eq!(early.index("early_grp").expect("index").state(), IndexState::Building);
+            assert_eq!(state(&ts), IndexState::Ready, "attempt {attempt}: items' build went on");
+        }
+        assert!(ts.store().stats().counters.corrupt_reads >= 2);
+        assert_consistent(&ts, "items, next to a failing build").await;
         Rc::try_unwrap(ts).expect("one owner").close().await.expect("close");
     })
 }

@@ -18,13 +18,17 @@
 //! READY in the catalog file (under the DDL lock, so the change cannot cross a DDL
 //! statement's). On a table with no rows here the build is that last step alone and runs inside
 //! the statement. A row whose indexed value is over the index's limits (235, written before the
-//! index existed) fails the build: the index is then dropped again. **Drop**: one range delete
-//! over the index's prefix (atomic, as any range delete), a sync, then the index leaves the
-//! catalog; cheap, so it runs inside the statement. Both are idempotent: at open a DELETING
-//! index is dropped again, and a BUILDING one is left to the worker, which starts its build
-//! over ([`TableStore::resume_index_work`]).
+//! index existed) fails the build: the index is then dropped again. A build that fails on the
+//! store (a failed read or write) leaves the index BUILDING, lets the shard's other builds go
+//! on, and is tried again from the start: when writes resume if the store or the catalog was
+//! poisoned, else after [`INDEX_BUILD_RETRY_FIRST`] (doubling while it keeps failing), or at the
+//! next open. **Drop**: one range delete over the index's prefix (atomic, as any range delete),
+//! a sync, then the index leaves the catalog; cheap, so it runs inside the statement. Both are
+//! idempotent: at open a DELETING index is dropped again, and a BUILDING one is left to the
+//! worker, which starts its build over ([`TableStore::resume_index_work`]).
 
 use std::rc::Rc;
+use std::time::Duration;
 
 use crate::conditional::Stamp;
 use crate::constants::{BATCH_BYTES_MAX, BATCH_OPS_MAX, KEY_BYTES_MAX, RECORD_HEADER_BYTES};
@@ -70,6 +74,15 @@ struct PageDone {
     /// Where the next page starts; None after the table's last row.
     resume: Option<Vec<u8>>,
 }
+
+/// How long the index worker waits before it tries its builds again after one failed on the
+/// store without poisoning it (a failed read, say), when nothing wakes it sooner; the wait
+/// doubles, up to [`INDEX_BUILD_RETRY_MAX`], while they keep failing. A build tried again starts
+/// over from the table's first row.
+pub const INDEX_BUILD_RETRY_FIRST: Duration = Duration::from_secs(1);
+
+/// The longest wait of the index worker between tries of a build that keeps failing on the store.
+pub const INDEX_BUILD_RETRY_MAX: Duration = Duration::from_secs(256);
 
 /// How a build ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,18 +172,42 @@ impl<D: Disk> TableStore<D> {
     /// The shard's index worker: builds every BUILDING index, then waits for the next CREATE
     /// INDEX, until [`TableStore::stop_index_work`]. Spawn it in a task queue with few shares
     /// (the node gives it the store's `maintenance_shares`): it yields its queue after every
-    /// page. A build that fails on the store (a full disk, say) is logged and tried again when
-    /// the worker is next woken (or at the next open); the index stays BUILDING meanwhile.
+    /// page. A build that fails on the store is logged and the index stays BUILDING; the worker
+    /// tries again when it is next woken: by a CREATE INDEX, by
+    /// [`TableStore::resume_writes`] if the error poisoned the store or the catalog (a full
+    /// disk, say), and otherwise (a failed read, say) by itself after
+    /// [`INDEX_BUILD_RETRY_FIRST`], doubling up to [`INDEX_BUILD_RETRY_MAX`] while the builds
+    /// keep failing. The next open tries again too.
     pub async fn run_index_work(&self) {
+        let mut retry = INDEX_BUILD_RETRY_FIRST;
         while !self.index_work_stopped.get() {
             let wanted = self.index_work_wanted.listen();
-            match self.finish_index_work().await {
-                Ok(()) if !self.pending(IndexState::Building).is_empty() => continue,
-                Ok(()) => {}
-                Err(e) => tracing::warn!(dir = %self.store.dir().display(), "index build: {e}"),
+            let mut retry_after = None;
+            // Each failed build was logged by `finish_index_work`.
+            let result = self.finish_index_work().await;
+            let pending = !self.pending(IndexState::Building).is_empty();
+            match result {
+                Ok(()) if pending => continue,
+                // Done, or a build dropped on a row's value: nothing is left to try again.
+                _ if !pending => retry = INDEX_BUILD_RETRY_FIRST,
+                // A poisoned store or catalog wakes the worker when it takes writes again.
+                Err(_) if self.is_poisoned() => {}
+                _ => {
+                    tracing::warn!(dir = %self.store.dir().display(), "index builds tried again \
+                        in {} s", retry.as_secs());
+                    retry_after = Some(retry);
+                    retry = (retry * 2).min(INDEX_BUILD_RETRY_MAX);
+                }
             }
-            if !self.index_work_stopped.get() {
-                wanted.await;
+            if self.index_work_stopped.get() {
+                return;
+            }
+            match retry_after {
+                Some(after) => {
+                    let timer = async { glommio::timer::sleep(after).await };
+                    futures_lite::future::or(wanted, timer).await;
+                }
+                None => wanted.await,
             }
         }
     }
@@ -184,10 +221,12 @@ impl<D: Disk> TableStore<D> {
 
     /// Builds every index that is BUILDING now, each to READY (or dropped again if a row cannot
     /// have its entry), and returns; what the worker does each time it wakes. Tests and tools
-    /// without a worker await it after CREATE INDEX. A store error stops it; a build dropped on
-    /// a row's value lets the others go on, and the first such error is returned at the end.
+    /// without a worker await it after CREATE INDEX. A build that fails, on a row's value (the
+    /// index is dropped) or on the store (it stays BUILDING), lets the others go on, so one
+    /// table's unreadable row holds up no other table's build; the first error is returned at
+    /// the end.
     pub async fn finish_index_work(&self) -> OpResult<()> {
-        let mut dropped = None;
+        let mut first_error = None;
         for (table, index) in self.pending(IndexState::Building) {
             let built = self.build_pages(table, index).await;
             if self.index_work_stopped.get() {
@@ -196,14 +235,19 @@ impl<D: Disk> TableStore<D> {
             let _permit =
                 self.ddl_lock.acquire_permit(1).await.map_err(|_| crate::Error::Closed)?;
             match self.settle_build(table, index, built).await {
+                Ok(()) => {}
                 Err(OpError::Table(e)) => {
                     tracing::warn!(table = table.0, index = index.0, "index dropped: {e}");
-                    dropped.get_or_insert(OpError::Table(e));
+                    first_error.get_or_insert(OpError::Table(e));
                 }
-                other => other?,
+                Err(e) => {
+                    let dir = self.store.dir().display();
+                    tracing::warn!(%dir, table = table.0, index = index.0, "index build: {e}");
+                    first_error.get_or_insert(e);
+                }
             }
         }
-        dropped.map_or(Ok(()), Err)
+        first_error.map_or(Ok(()), Err)
     }
 
     /// After the pages of a build (the caller holds the DDL lock, so the catalog change cannot
