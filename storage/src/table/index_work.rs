@@ -4,23 +4,33 @@
 //!
 //! **Build**: CREATE INDEX on a table this shard holds rows of writes the index BUILDING to the
 //! catalog file and returns at once; the shard's index worker ([`TableStore::run_index_work`],
-//! which the node spawns in a low-priority task queue) then reads the table's keys in pages of
+//! which the node spawns in a low-priority task queue) then reads the table's rows in pages of
 //! [`INDEX_BUILD_PAGE_ROWS`], yielding its task queue between pages so requests keep their
-//! share of the core. Each row is read with its stamp and the page's entries are written as one
-//! batch only if no row of the page changed meanwhile (else the page is read again), so the
-//! build never writes the entry of a row as it was: a write that lands during the build keeps
-//! the index up to date itself (the index is BUILDING, so writes maintain it). Once every page is
-//! written and synced, the index becomes READY in the catalog file (under the DDL lock, so the
-//! change cannot cross a DDL statement's). On a table with no rows here the build is that last
-//! step alone and runs inside the statement. A row whose indexed value is over the index's
-//! limits (235, written before the index existed) fails the build: the index is then dropped
-//! again. **Drop**: one range delete over the index's prefix (atomic, as any range delete), a
-//! sync, then the index leaves the catalog; cheap, so it runs inside the statement. Both are
+//! share of the core. A page's keys are found (a keys-only scan) and stamped, both in memory;
+//! its rows are read with one store scan, whose value reads run concurrently as any scan's, so
+//! a page waits for about one disk read, not one per row; and its entries are written as one
+//! batch only if the scan found the same keys and none of them changed since its stamp. Else
+//! the page is read again: up to [`WRITE_ATTEMPTS_MAX`] times at once, then again after a
+//! yield, for at most [`INDEX_BUILD_PAGE_ROUNDS_MAX`] such rounds, after which the build gives
+//! up (224) and the index is dropped again. So the build never writes the entry of a row as it
+//! was: a write that lands during the build keeps the index up to date itself (the index is
+//! BUILDING, so writes maintain it). Once every page is written and synced, the index becomes
+//! READY in the catalog file (under the DDL lock, so the change cannot cross a DDL
+//! statement's). On a table with no rows here the build is that last step alone and runs inside
+//! the statement. A row whose indexed value is over the index's limits (235, written before the
+//! index existed) fails the build: the index is then dropped again. A build that fails on the
+//! store (a failed read or write) leaves the index BUILDING, lets the shard's other builds go
+//! on, and is tried again from the start: when writes resume if the store or the catalog was
+//! poisoned, else after [`INDEX_BUILD_RETRY_FIRST`] (doubling while it keeps failing), or at the
+//! next open. **Drop**: one range delete over the index's prefix (atomic, as any range delete),
+//! a sync, then the index leaves the catalog; cheap, so it runs inside the statement. Both are
 //! idempotent: at open a DELETING index is dropped again, and a BUILDING one is left to the
 //! worker, which starts its build over ([`TableStore::resume_index_work`]).
 
 use std::rc::Rc;
+use std::time::Duration;
 
+use crate::conditional::Stamp;
 use crate::constants::{BATCH_BYTES_MAX, BATCH_OPS_MAX, KEY_BYTES_MAX, RECORD_HEADER_BYTES};
 use crate::disk::Disk;
 use crate::log::group_commit::Durability;
@@ -39,16 +49,40 @@ use crate::table::stored_row::StoredRow;
 use crate::table::table_store::{TableStore, WRITE_ATTEMPTS_MAX};
 
 /// Rows an index build reads and indexes per batch. Each entry is at most one store key, so a
-/// page's entries always fit one batch.
+/// page's entries always fit one batch (the assertions below; the batch byte limit leaves no
+/// room for pages much larger). A page's rows are read with one store scan and held until its
+/// batch is written: at most this many row values in memory (64 MiB at the 1 MiB value limit;
+/// the crash repair's pages, `index_repair.rs`, hold as many); the scan keeps up to
+/// [`SCAN_READS_IN_FLIGHT_MAX`] of its reads in flight, here all of a page's.
+///
+/// [`SCAN_READS_IN_FLIGHT_MAX`]: crate::constants::SCAN_READS_IN_FLIGHT_MAX
 pub const INDEX_BUILD_PAGE_ROWS: usize = 64;
 const _: () = assert!(INDEX_BUILD_PAGE_ROWS <= BATCH_OPS_MAX);
 const _: () =
     assert!(INDEX_BUILD_PAGE_ROWS * (RECORD_HEADER_BYTES + KEY_BYTES_MAX + 8) <= BATCH_BYTES_MAX);
 
 /// Times a background build reads one page again after its writes lost to requests' writes
-/// [`WRITE_ATTEMPTS_MAX`] times in a row (yielding in between), before the build gives up (233
-/// contention; the index is dropped again).
+/// [`WRITE_ATTEMPTS_MAX`] times in a row (yielding in between), before the build gives up (224,
+/// [`TableError::WriteContention`] naming `WRITE_ATTEMPTS_MAX * INDEX_BUILD_PAGE_ROUNDS_MAX`
+/// attempts; the index is dropped again).
 pub const INDEX_BUILD_PAGE_ROUNDS_MAX: usize = 64;
+
+/// A page of a build whose entries are written.
+struct PageDone {
+    /// Rows the page indexed.
+    rows: usize,
+    /// Where the next page starts; None after the table's last row.
+    resume: Option<Vec<u8>>,
+}
+
+/// How long the index worker waits before it tries its builds again after one failed on the
+/// store without poisoning it (a failed read, say), when nothing wakes it sooner; the wait
+/// doubles, up to [`INDEX_BUILD_RETRY_MAX`], while they keep failing. A build tried again starts
+/// over from the table's first row.
+pub const INDEX_BUILD_RETRY_FIRST: Duration = Duration::from_secs(1);
+
+/// The longest wait of the index worker between tries of a build that keeps failing on the store.
+pub const INDEX_BUILD_RETRY_MAX: Duration = Duration::from_secs(256);
 
 /// How a build ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,18 +172,42 @@ impl<D: Disk> TableStore<D> {
     /// The shard's index worker: builds every BUILDING index, then waits for the next CREATE
     /// INDEX, until [`TableStore::stop_index_work`]. Spawn it in a task queue with few shares
     /// (the node gives it the store's `maintenance_shares`): it yields its queue after every
-    /// page. A build that fails on the store (a full disk, say) is logged and tried again when
-    /// the worker is next woken (or at the next open); the index stays BUILDING meanwhile.
+    /// page. A build that fails on the store is logged and the index stays BUILDING; the worker
+    /// tries again when it is next woken: by a CREATE INDEX, by
+    /// [`TableStore::resume_writes`] if the error poisoned the store or the catalog (a full
+    /// disk, say), and otherwise (a failed read, say) by itself after
+    /// [`INDEX_BUILD_RETRY_FIRST`], doubling up to [`INDEX_BUILD_RETRY_MAX`] while the builds
+    /// keep failing. The next open tries again too.
     pub async fn run_index_work(&self) {
+        let mut retry = INDEX_BUILD_RETRY_FIRST;
         while !self.index_work_stopped.get() {
             let wanted = self.index_work_wanted.listen();
-            match self.finish_index_work().await {
-                Ok(()) if !self.pending(IndexState::Building).is_empty() => continue,
-                Ok(()) => {}
-                Err(e) => tracing::warn!(dir = %self.store.dir().display(), "index build: {e}"),
+            let mut retry_after = None;
+            // Each failed build was logged by `finish_index_work`.
+            let result = self.finish_index_work().await;
+            let pending = !self.pending(IndexState::Building).is_empty();
+            match result {
+                Ok(()) if pending => continue,
+                // Done, or a build dropped on a row's value: nothing is left to try again.
+                _ if !pending => retry = INDEX_BUILD_RETRY_FIRST,
+                // A poisoned store or catalog wakes the worker when it takes writes again.
+                Err(_) if self.is_poisoned() => {}
+                _ => {
+                    tracing::warn!(dir = %self.store.dir().display(), "index builds tried again \
+                        in {} s", retry.as_secs());
+                    retry_after = Some(retry);
+                    retry = (retry * 2).min(INDEX_BUILD_RETRY_MAX);
+                }
             }
-            if !self.index_work_stopped.get() {
-                wanted.await;
+            if self.index_work_stopped.get() {
+                return;
+            }
+            match retry_after {
+                Some(after) => {
+                    let timer = async { glommio::timer::sleep(after).await };
+                    futures_lite::future::or(wanted, timer).await;
+                }
+                None => wanted.await,
             }
         }
     }
@@ -163,10 +221,12 @@ impl<D: Disk> TableStore<D> {
 
     /// Builds every index that is BUILDING now, each to READY (or dropped again if a row cannot
     /// have its entry), and returns; what the worker does each time it wakes. Tests and tools
-    /// without a worker await it after CREATE INDEX. A store error stops it; a build dropped on
-    /// a row's value lets the others go on, and the first such error is returned at the end.
+    /// without a worker await it after CREATE INDEX. A build that fails, on a row's value (the
+    /// index is dropped) or on the store (it stays BUILDING), lets the others go on, so one
+    /// table's unreadable row holds up no other table's build; the first error is returned at
+    /// the end.
     pub async fn finish_index_work(&self) -> OpResult<()> {
-        let mut dropped = None;
+        let mut first_error = None;
         for (table, index) in self.pending(IndexState::Building) {
             let built = self.build_pages(table, index).await;
             if self.index_work_stopped.get() {
@@ -175,14 +235,19 @@ impl<D: Disk> TableStore<D> {
             let _permit =
                 self.ddl_lock.acquire_permit(1).await.map_err(|_| crate::Error::Closed)?;
             match self.settle_build(table, index, built).await {
+                Ok(()) => {}
                 Err(OpError::Table(e)) => {
                     tracing::warn!(table = table.0, index = index.0, "index dropped: {e}");
-                    dropped.get_or_insert(OpError::Table(e));
+                    first_error.get_or_insert(OpError::Table(e));
                 }
-                other => other?,
+                Err(e) => {
+                    let dir = self.store.dir().display();
+                    tracing::warn!(%dir, table = table.0, index = index.0, "index build: {e}");
+                    first_error.get_or_insert(e);
+                }
             }
         }
-        dropped.map_or(Ok(()), Err)
+        first_error.map_or(Ok(()), Err)
     }
 
     /// After the pages of a build (the caller holds the DDL lock, so the catalog change cannot
@@ -227,17 +292,14 @@ impl<D: Disk> TableStore<D> {
     async fn build_pages(&self, table: TableId, index: IndexId) -> OpResult<Built> {
         let prefix = table_prefix(table);
         let mut request = ScanRequest::prefix(&prefix, INDEX_BUILD_PAGE_ROWS);
-        request.keys_only = true;
         loop {
             if self.index_work_stopped.get() {
                 return Ok(Built::Stopped);
             }
-            let page = self.store.scan(&request).await?;
-            let keys: Vec<&[u8]> = page.rows.iter().map(|r| &r.key[..]).collect();
-            if !self.index_page_rounds(table, index, &keys).await? {
+            let Some(page) = self.index_page_rounds(table, index, &request).await? else {
                 return Ok(Built::Stopped);
-            }
-            self.index_build_rows.set(self.index_build_rows.get() + keys.len() as u64);
+            };
+            self.index_build_rows.set(self.index_build_rows.get() + page.rows as u64);
             match page.resume {
                 Some(next) => request.resume = Some(next),
                 None => return Ok(Built::Done),
@@ -246,22 +308,23 @@ impl<D: Disk> TableStore<D> {
         }
     }
 
-    /// Indexes the page of rows under `keys`, reading it again (after yielding) while requests'
-    /// writes to its rows keep winning or the catalog changes under it, at most
-    /// [`INDEX_BUILD_PAGE_ROUNDS_MAX`] times. False if the index is no longer BUILDING.
+    /// Indexes the page of rows `request` asks for, reading it again (after yielding) while
+    /// requests' writes to its rows keep winning or the catalog changes under it, at most
+    /// [`INDEX_BUILD_PAGE_ROUNDS_MAX`] times; then 224 ([`TableError::WriteContention`]).
+    /// None if the index is no longer BUILDING.
     async fn index_page_rounds(
         &self,
         table: TableId,
         index: IndexId,
-        keys: &[&[u8]],
-    ) -> OpResult<bool> {
+        request: &ScanRequest,
+    ) -> OpResult<Option<PageDone>> {
         for _ in 0..INDEX_BUILD_PAGE_ROUNDS_MAX {
-            let Some((t, def)) = self.building(table, index) else { return Ok(false) };
+            let Some((t, def)) = self.building(table, index) else { return Ok(None) };
             let epoch = self.catalog_epoch.get();
-            match self.index_page(&t, &def, keys, epoch).await {
-                Ok(true) => return Ok(true),
+            match self.index_page(&t, &def, request, epoch).await {
+                Ok(Some(done)) => return Ok(Some(done)),
                 // The catalog changed while the page was read: look at the index again.
-                Ok(false) => {}
+                Ok(None) => {}
                 Err(OpError::Table(TableError::WriteContention { .. })) => {
                     glommio::executor().yield_task_queue_now().await;
                 }
@@ -282,39 +345,60 @@ impl<D: Disk> TableStore<D> {
         Some((t, def))
     }
 
-    /// Writes the entries of index `def` of the rows under `keys` in one batch, if none of the
-    /// rows changed while they were read; reads them again otherwise. False, writing nothing, if
-    /// the catalog changed since `epoch` (a DROP INDEX or DROP TABLE may have removed the
-    /// entries meanwhile, and this page's must not come back after it).
+    /// Writes the entries of index `def` of the page of rows `request` asks for in one batch, if
+    /// none of the rows changed while they were read; reads them again otherwise, at most
+    /// [`WRITE_ATTEMPTS_MAX`] times. Each attempt finds the page's keys with a keys-only scan
+    /// and stamps them (both in memory, no disk read), then reads the rows with one store scan,
+    /// whose value reads run concurrently (up to [`SCAN_READS_IN_FLIGHT_MAX`] in flight), and
+    /// writes only if that scan found the same keys and their stamps still match when the batch
+    /// is appended. None, writing nothing, if the catalog changed since `epoch` (a DROP INDEX or
+    /// DROP TABLE may have removed the entries meanwhile, and this page's must not come back
+    /// after it).
+    ///
+    /// [`SCAN_READS_IN_FLIGHT_MAX`]: crate::constants::SCAN_READS_IN_FLIGHT_MAX
     async fn index_page(
         &self,
         t: &CatalogTable,
         def: &IndexDef,
-        keys: &[&[u8]],
+        request: &ScanRequest,
         epoch: u64,
-    ) -> OpResult<bool> {
+    ) -> OpResult<Option<PageDone>> {
+        let mut keys_request = request.clone();
+        keys_request.keys_only = true;
+        // No key is empty, so the empty key's stamp is that of an absent key.
+        let absent = self.store.stamp(&[]);
         for _ in 0..WRITE_ATTEMPTS_MAX {
-            let mut stamps = Vec::with_capacity(keys.len());
-            let mut ops = Vec::with_capacity(keys.len());
-            for &key in keys {
-                let (value, stamp) = self.store.get_stamped(key).await?;
-                stamps.push((key, stamp));
-                let Some(value) = value else { continue };
-                let row = StoredRow::decode(t.schema(), &value.value)?;
-                let entry = entry_keys(t, std::iter::once(def), key, &row)?;
+            let keys = self.store.scan(&keys_request).await?;
+            // Taken before the rows are read: a stamp that still matches at the write says the
+            // row read since is the row's current record (`conditional.rs`).
+            let stamps: Vec<(&[u8], Stamp)> =
+                keys.rows.iter().map(|r| (&r.key[..], self.store.stamp(&r.key))).collect();
+            let page = self.store.scan(request).await?;
+            // A row came, went or expired between the two looks, or a row was absent when it
+            // was stamped (deleted, then written again before the scan): read the page again.
+            let same = page.rows.len() == stamps.len()
+                && page.rows.iter().zip(&stamps).all(|(r, (k, s))| r.key == *k && *s != absent);
+            if !same {
+                continue;
+            }
+            let mut ops = Vec::with_capacity(page.rows.len());
+            for r in &page.rows {
+                let row = StoredRow::decode(t.schema(), &r.value)?;
+                let entry = entry_keys(t, std::iter::once(def), &r.key, &row)?;
                 let entry = entry.into_iter().next().expect("one entry per index")?;
                 let version = row.versions.first().map(|v| v.version);
                 let expiry_ms = row.record_expiry_ms();
                 ops.push(BatchOp::Put { key: entry, value: Vec::new(), version, expiry_ms });
             }
             if self.catalog_epoch.get() != epoch {
-                return Ok(false);
+                return Ok(None);
             }
+            let done = PageDone { rows: page.rows.len(), resume: page.resume.clone() };
             if ops.is_empty() {
-                return Ok(true);
+                return Ok(Some(done));
             }
             if self.store.write_batch_if(&ops, &stamps, Durability::NoSync).await?.is_some() {
-                return Ok(true);
+                return Ok(Some(done));
             }
         }
         let table = t.schema().name().to_string();

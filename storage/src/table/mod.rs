@@ -27,7 +27,10 @@ mod tables;
 mod write_plan;
 
 pub use catalog_file::{CATALOG_FILE, CATALOG_TMP_FILE};
-pub use index_work::{IndexWorkStats, INDEX_BUILD_PAGE_ROWS};
+pub use index_work::{
+    IndexWorkStats, INDEX_BUILD_PAGE_ROUNDS_MAX, INDEX_BUILD_PAGE_ROWS, INDEX_BUILD_RETRY_FIRST,
+    INDEX_BUILD_RETRY_MAX,
+};
 pub use op_error::{OpError, OpResult};
 pub use partition_map::{PartitionMap, PARTITION_MAP_FILE};
 pub use put_now::{PutOptions, PutScratch, INLINE_PUT_SLOTS_MAX};
