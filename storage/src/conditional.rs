@@ -30,6 +30,11 @@ impl Stamp {
     fn of(index: &crate::index::Index, key: &[u8]) -> Stamp {
         Stamp(index.get(key).map(|e| e.location().to_raw()))
     }
+
+    /// The key had no record when it was stamped.
+    pub fn is_absent(&self) -> bool {
+        self.0.is_none()
+    }
 }
 
 /// What [`Store::delete_range`] did.

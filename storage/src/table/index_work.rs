@@ -365,8 +365,6 @@ impl<D: Disk> TableStore<D> {
     ) -> OpResult<Option<PageDone>> {
         let mut keys_request = request.clone();
         keys_request.keys_only = true;
-        // No key is empty, so the empty key's stamp is that of an absent key.
-        let absent = self.store.stamp(&[]);
         for _ in 0..WRITE_ATTEMPTS_MAX {
             let keys = self.store.scan(&keys_request).await?;
             // Taken before the rows are read: a stamp that still matches at the write says the
@@ -377,7 +375,7 @@ impl<D: Disk> TableStore<D> {
             // A row came, went or expired between the two looks, or a row was absent when it
             // was stamped (deleted, then written again before the scan): read the page again.
             let same = page.rows.len() == stamps.len()
-                && page.rows.iter().zip(&stamps).all(|(r, (k, s))| r.key == *k && *s != absent);
+                && page.rows.iter().zip(&stamps).all(|(r, (k, s))| r.key == *k && !s.is_absent());
             if !same {
                 continue;
             }
