@@ -124,6 +124,13 @@ pub(crate) struct Op<'a> {
     pub cache_new: bool,
 }
 
+impl<'a> Op<'a> {
+    /// A delete of `key`, versioned `now`.
+    pub fn delete(key: &'a [u8], now: u64) -> Op<'a> {
+        Op { kind: OpKind::Delete, key, value: &[], version: now, expiry_ms: 0, cache_new: false }
+    }
+}
+
 impl<D: Disk> Shared<D> {
     /// Makes creations, renames and removals in the store directory durable.
     pub async fn sync_dir(&self) -> Result<()> {

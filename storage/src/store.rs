@@ -201,15 +201,7 @@ impl<D: Disk> Store<D> {
         check_key(key)?;
         let now = self.shared.clock.now_ms();
         let existed = self.shared.state.borrow().index.get(key).is_some_and(|e| !e.is_expired(now));
-        let op = Op {
-            kind: OpKind::Delete,
-            key,
-            value: &[],
-            version: now,
-            expiry_ms: 0,
-            cache_new: false,
-        };
-        let (_, wait) = self.append(&[op], durability)?;
+        let (_, wait) = self.append(&[Op::delete(key, now)], durability)?;
         Ok((existed, wait))
     }
 
@@ -542,14 +534,7 @@ pub(crate) fn validate_batch(ops: &[BatchOp], now: u64) -> Result<Vec<Op<'_>>> {
             }
             BatchOp::Delete { key } => {
                 check_key(key)?;
-                Op {
-                    kind: OpKind::Delete,
-                    key,
-                    value: &[],
-                    version: now,
-                    expiry_ms: 0,
-                    cache_new: false,
-                }
+                Op::delete(key, now)
             }
         };
         bytes += record::padded_len(op.key.len(), op.value.len());

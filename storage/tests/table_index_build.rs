@@ -245,12 +245,10 @@ async fn reopen_and_finish(disk: &SimDisk, clock: &ManualClock, what: &str) {
     let ts = Rc::new(open_tables(disk, clock).await.expect("reopen"));
     assert_eq!(state(&ts), IndexState::Building, "{what}: the open does not build");
     let worker = spawn_worker(&ts);
-    let mut looks = 0;
-    while state(&ts) != IndexState::Ready {
-        looks += 1;
-        assert!(looks < LOOKS_MAX, "{what}: the resumed build did not end");
-        pause().await;
-    }
+    look_until(&format!("{what}: the resumed build did not end"), || {
+        state(&ts) == IndexState::Ready
+    })
+    .await;
     assert_consistent(&ts, what).await;
     stop(ts, worker).await.close().await.expect("close");
 }
@@ -376,14 +374,20 @@ async fn loaded_on_disk(disk: &SimDisk, clock: &ManualClock) -> Rc<TableStore<Si
     ts
 }
 
-/// Waits, [`pause`] apart and at most [`LOOKS_MAX`] looks, for the index to be READY.
-async fn wait_ready(ts: &TableStore<SimDisk>, what: &str) {
+/// Waits, [`pause`] apart and at most [`LOOKS_MAX`] looks, until `done` holds; `what` names
+/// the wait in the failure.
+async fn look_until(what: &str, mut done: impl FnMut() -> bool) {
     let mut looks = 0;
-    while state(ts) != IndexState::Ready {
+    while !done() {
         looks += 1;
-        assert!(looks < LOOKS_MAX, "{what}: the index is still {:?}", state(ts));
+        assert!(looks < LOOKS_MAX, "{what}");
         pause().await;
     }
+}
+
+/// Waits, [`pause`] apart and at most [`LOOKS_MAX`] looks, for the index to be READY.
+async fn wait_ready(ts: &TableStore<SimDisk>, what: &str) {
+    look_until(&format!("{what}: the index is not READY"), || state(ts) == IndexState::Ready).await;
 }
 
 /// A store error that does not poison the store (a failed read) stops the build with the index
@@ -397,12 +401,7 @@ fn a_build_stopped_by_a_failed_read_is_tried_again_by_the_worker() {
         // The build's first page is the next disk read.
         disk.fail_next(SimOp::Read);
         let worker = spawn_worker(&ts);
-        let mut looks = 0;
-        while disk.stats().injected_faults == 0 {
-            looks += 1;
-            assert!(looks < LOOKS_MAX, "the build never read");
-            pause().await;
-        }
+        look_until("the build never read", || disk.stats().injected_faults > 0).await;
         assert!(!ts.is_poisoned(), "a failed read does not poison the store");
         wait_ready(&ts, "after a failed read").await;
         assert_eq!(disk.stats().injected_faults, 1);
@@ -422,12 +421,7 @@ fn a_build_stopped_by_a_poisoned_store_goes_on_when_writes_resume() {
         // The next disk write is the flush of the build's first page.
         disk.fail_next(SimOp::Write);
         let worker = spawn_worker(&ts);
-        let mut looks = 0;
-        while !ts.is_poisoned() {
-            looks += 1;
-            assert!(looks < LOOKS_MAX, "the build's flush never failed");
-            pause().await;
-        }
+        look_until("the build's flush never failed", || ts.is_poisoned()).await;
         assert_eq!(state(&ts), IndexState::Building);
         assert!(ts.resume_writes().await.expect("resume"), "the store was poisoned");
         wait_ready(&ts, "after the store took writes again").await;
