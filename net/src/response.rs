@@ -7,10 +7,12 @@
 //! order), then per row: token, stored key, and per version: version, expiry and one value per
 //! column (NULL for a field the row does not have).
 
+use ringstore_model::table::stored_row;
 use ringstore_model::table::{
     decode_table_record, encode_table_record, for_each_version, visit_row, CatalogTable,
-    CurrentRow, ExecuteOutcome, IndexHit, MultiDeleteOutcome, Name, Outcome, RowPage, RowToken,
-    RowVersion, TableResult, TableRow, TableSchema, Value, ValueRef, VersionSelect, WriteOutcome,
+    CurrentRow, ExecuteOutcome, FieldType, IndexHit, MultiDeleteOutcome, Name, Outcome, RowPage,
+    RowToken, RowVersion, TableResult, TableRow, TableSchema, Value, ValueRef, VersionSelect,
+    WriteOutcome,
 };
 
 use crate::fields::value_ref;
@@ -211,16 +213,57 @@ pub fn row_wire_bytes(row: &TableRow) -> usize {
 
 /// Bytes a value (None: NULL) takes on the wire: its tag and its encoding.
 fn value_wire_bytes(v: &Option<Value>) -> usize {
+    value_ref_wire_bytes(&value_ref(v.as_ref()))
+}
+
+/// Bytes a borrowed value takes on the wire: its tag and its encoding.
+fn value_ref_wire_bytes(v: &ValueRef<'_>) -> usize {
     1 + match v {
-        None => 0,
-        Some(Value::Integer(_) | Value::Float(_)) => 4,
-        Some(Value::Long(_) | Value::Double(_) | Value::Timestamp(_)) => 8,
-        Some(Value::Boolean(_)) => 1,
-        Some(Value::String(s)) => 4 + s.len(),
-        Some(Value::Binary(b)) => 4 + b.len(),
-        Some(Value::Enum(s)) => 1 + s.len(),
+        ValueRef::Null => 0,
+        ValueRef::Integer(_) | ValueRef::Float(_) => 4,
+        ValueRef::Long(_) | ValueRef::Double(_) | ValueRef::Timestamp(_) => 8,
+        ValueRef::Boolean(_) => 1,
+        ValueRef::String(s) => 4 + s.len(),
+        ValueRef::Binary(b) => 4 + b.len(),
+        ValueRef::Enum(s) => 1 + s.len(),
     }
 }
+
+/// The most bytes [`encode_get_stored`] can write for a stored row of at most `stored_bytes`
+/// (the length of its record, as the store's index gives it before the record is read), so a
+/// server can set aside room for a Get's reply before it waits for the disk. It counts the
+/// columns, the key, per version the key values and, per non-key field, the most its wire
+/// form can take beyond its stored bytes: a tag and a u32 length ([`STORED_FIELD_WIRE_EXTRA`]),
+/// or for an ENUM, stored as a number, its longest symbol; the stored bytes once for all
+/// versions.
+pub fn get_stored_bound(
+    schema: &TableSchema,
+    key: &[u8],
+    key_values: &[Option<ValueRef<'_>>],
+    stored_bytes: usize,
+    select: VersionSelect,
+) -> usize {
+    let columns: usize =
+        2 + schema.fields().iter().map(|f| 1 + f.name().as_str().len()).sum::<usize>();
+    let (_, max) = select.bounds();
+    let kept = schema.options().max_versions as usize;
+    let versions = max.min(kept).min(stored_bytes / stored_row::STORED_VERSION_HEADER_BYTES);
+    let key_fields: usize =
+        key_values.iter().map(|v| value_ref_wire_bytes(&v.unwrap_or(ValueRef::Null))).sum();
+    let is_key = |i: usize| schema.primary_key().iter().any(|k| k.field == i);
+    let other_fields: usize = (0..schema.fields().len())
+        .filter(|&i| !is_key(i))
+        .map(|i| match schema.fields()[i].ty() {
+            FieldType::Enum(symbols) => 2 + symbols.iter().map(String::len).max().unwrap_or(0),
+            _ => STORED_FIELD_WIRE_EXTRA,
+        })
+        .sum();
+    columns + 1 + 8 + 4 + key.len() + 2 + versions * (16 + key_fields + other_fields) + stored_bytes
+}
+
+/// The most a non-key field's wire form takes beyond its stored bytes: a tag and a u32 length
+/// (a NULL, stored as a clear presence bit, is a tag alone).
+pub const STORED_FIELD_WIRE_EXTRA: usize = 1 + 4;
 
 /// A Get response: columns, then 0 (no row) or 1 and the row.
 pub fn encode_get(w: &mut Writer, schema: &TableSchema, row: Option<&TableRow>) {
@@ -707,7 +750,7 @@ pub fn decode_error(code: u16, body: &[u8]) -> ErrorReply {
 mod tests {
     use super::*;
     use ringstore_model::table::stored_row::{StoredRow, StoredVersion};
-    use ringstore_model::table::{encode_row as encode_row_value, FieldType, TableId};
+    use ringstore_model::table::{encode_row as encode_row_value, TableId};
 
     /// A Get response encoded from stored bytes is byte for byte the response encoded from the
     /// row the table layer decodes: key fields between non-key fields, NULLs, an expired version
@@ -784,6 +827,8 @@ mod tests {
             encode_get_stored(&mut got, &schema, key, &key_values, Some(&stored), select, now)
                 .expect("stored row encodes");
             assert_eq!(got.buf, expected.buf, "{select:?}");
+            let bound = get_stored_bound(&schema, key, &key_values, stored.len(), select);
+            assert!(got.buf.len() <= bound, "{select:?}: {} > bound {bound}", got.buf.len());
         }
         // After ALTER TABLE lowered max_versions to 2, the third stored version is not read,
         // though the row still holds it until its next write.
@@ -813,6 +858,51 @@ mod tests {
             now,
         );
         assert!(result.is_err(), "a damaged stored row is an error, not a response");
+    }
+
+    /// The reply bound covers the forms that grow most on the wire: an ENUM stored as a number
+    /// sent as its longest symbol, absent fields sent as NULL, every kept version picked.
+    #[test]
+    fn the_get_reply_bound_covers_the_widest_wire_forms() {
+        let long = "a_symbol_much_longer_than_its_stored_number".to_string();
+        let schema = TableSchema::builder(TableId(5), "w")
+            .field("k", FieldType::Integer)
+            .field("e", FieldType::Enum(vec!["x".into(), long.clone()]))
+            .field("n", FieldType::Integer)
+            .field("s", FieldType::String)
+            .field("t", FieldType::Boolean)
+            .primary_key(&["k"])
+            .max_versions(4)
+            .build()
+            .expect("valid schema");
+        let versions = (1..=4u64)
+            .rev()
+            .map(|version| {
+                let values = if version == 1 {
+                    vec![None, None, None, None]
+                } else {
+                    vec![
+                        Some(Value::Enum(long.clone())),
+                        Some(Value::Integer(-1)),
+                        Some(Value::String(String::new())),
+                        Some(Value::Boolean(true)),
+                    ]
+                };
+                let row = encode_row_value(&schema, 1, &values).expect("row encodes");
+                StoredVersion { version, expiry_ms: 0, row }
+            })
+            .collect();
+        let stored = StoredRow { token: 5, versions }.encode();
+        let key_values = [Some(ValueRef::Integer(7))];
+        let key = b"k7";
+        for select in [VersionSelect::Newest, VersionSelect::Latest(4)] {
+            let mut got = Writer::default();
+            encode_get_stored(&mut got, &schema, key, &key_values, Some(&stored), select, 1)
+                .expect("stored row encodes");
+            let bound = get_stored_bound(&schema, key, &key_values, stored.len(), select);
+            assert!(got.buf.len() <= bound, "{select:?}: {} > bound {bound}", got.buf.len());
+            assert!(bound < 2 * got.buf.len() + 256, "{select:?}: bound {bound} is not near it");
+        }
     }
 
     fn schema() -> TableSchema {

@@ -438,11 +438,13 @@ pub(crate) async fn wait_for_input(
 }
 
 /// Runs one request: inline when it can complete without waiting (`inline.rs`), its response
-/// encoded straight into the output buffer; otherwise in a task of its own. First it reserves
-/// room for the largest response the request can produce ([`response_bound`]): in the
-/// connection's output cap, or the request waits in the read buffer (false: not taken) until
-/// responses drain; and in the shard's buffer budget, or it is answered BUSY. A request the
-/// in-flight limits refuse is answered BUSY at once.
+/// encoded straight into the output buffer; otherwise in a task of its own. First it needs room
+/// for the largest response the request can produce ([`response_bound`]) in the connection's
+/// output cap, or it waits in the read buffer (false: not taken) until responses drain. A
+/// request that goes to a task reserves its response's bound in the shard's buffer budget, or is
+/// answered BUSY; for a Get that reads the disk the bound comes from the record's length
+/// (`Inline::ReadsDisk`), not the frame limit, and an inline Get checks the row it found
+/// (`inline.rs`). A request the in-flight limits refuse is answered BUSY at once.
 fn handle_request(
     shard: &Rc<Shard>,
     out: &Rc<Output>,
@@ -458,22 +460,13 @@ fn handle_request(
     if committed > 0 && committed + bound > shard.limits.output_buffer_bytes {
         return false;
     }
-    // Small replies are never refused for buffer space (their bytes still count).
-    if bound > SMALL_RESPONSE_BYTES && !shard.budget.fits(bound) {
-        let e = RequestError::Busy {
-            what: "the shard's buffer budget (max_buffer_bytes / shards)",
-            limit: shard.budget.limit(),
-        };
-        busy(shard, out, h, e);
-        return true;
-    }
     // An inline request takes no in-flight slot, but one that turns out to wait for durability
     // needs one after it was written: at either limit every request goes the general way, which
     // answers BUSY before running anything.
     if out.inflight.get() >= shard.limits.inflight_per_connection
         || shard.inflight.get() >= shard.limits.inflight_per_shard
     {
-        start_request(shard, out, h, body, bound);
+        start_within_budget(shard, out, h, body, bound);
         return true;
     }
     // Inline, the response is produced before anything else runs, so the checks above are its
@@ -489,13 +482,36 @@ fn handle_request(
     match ran {
         Inline::Answered => {}
         Inline::Durable { wait, frame } => await_durable(shard, out, h, wait, frame),
-        Inline::Spawn => start_request(shard, out, h, body, bound),
+        Inline::Spawn => start_within_budget(shard, out, h, body, bound),
+        Inline::ReadsDisk { reply_bytes } => {
+            start_within_budget(shard, out, h, body, reply_bytes.min(bound));
+        }
     }
     true
 }
 
+/// Starts a request in a task with `bound` bytes reserved for its response, or answers it BUSY
+/// if the shard's buffer budget cannot hold them. Small replies are never refused for buffer
+/// space (their bytes still count).
+fn start_within_budget(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8], bound: usize) {
+    if bound > SMALL_RESPONSE_BYTES && !shard.budget.fits(bound) {
+        busy(shard, out, h, budget_full(shard));
+        return;
+    }
+    start_request(shard, out, h, body, bound);
+}
+
+/// The error of a request whose response the shard's buffer budget cannot hold.
+pub(crate) fn budget_full(shard: &Shard) -> RequestError {
+    RequestError::Busy {
+        what: "the shard's buffer budget (max_buffer_bytes / shards)",
+        limit: shard.budget.limit(),
+    }
+}
+
 /// Response bytes reserved for a response before its request runs: a write's receipt (or
-/// error) is small; anything that returns rows or text can fill a whole frame.
+/// error) is small; anything that returns rows or text can fill a whole frame (a Get that reads
+/// the disk reserves less: `response::get_stored_bound` of its record).
 pub fn response_bound(opcode: Opcode, limits: &crate::config::Limits) -> usize {
     match opcode {
         Opcode::Ping

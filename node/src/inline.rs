@@ -28,10 +28,11 @@ use ringstore_storage::table::{
     encode_primary_key_into, partition_of, OpResult, PutOptions, TableSchema, VersionSelect,
     WriteOutcome,
 };
-use ringstore_storage::Durability;
 use ringstore_storage::DurableWait;
+use ringstore_storage::{Durability, ReadNow};
 use zerocopy::IntoBytes;
 
+use crate::connection::{budget_full, response_bound, SMALL_RESPONSE_BYTES};
 use crate::counters::Counters;
 use crate::dispatch::response_header;
 use crate::error::RequestError;
@@ -47,9 +48,13 @@ pub enum Inline {
     /// Written and applied; the response frame (in a pooled buffer) may be sent once the write
     /// is as durable as it asked.
     Durable { wait: DurableWait, frame: Vec<u8> },
-    /// Not run: it must wait (a disk read, a read-modify-write, another shard) or is not a
-    /// hot-path request. Nothing was done; run it in a task.
+    /// Not run: it must wait (a read-modify-write, another shard) or is not a hot-path
+    /// request. Nothing was done; run it in a task.
     Spawn,
+    /// Not run: a Get whose row must be read from disk. Its response takes at most
+    /// `reply_bytes` (frame header included), from the record's length in the index
+    /// (`response::get_stored_bound`); run it in a task that sets that much aside.
+    ReadsDisk { reply_bytes: usize },
 }
 
 /// Runs `body` inline if it can complete without waiting, appending its response frame to `out`.
@@ -172,15 +177,29 @@ fn get(
     if shard.owner(partition_of(&key_buf[..shard_key_len], shard.partitions())) != shard.id {
         return Inline::Spawn;
     }
+    // The buffer budget holds the largest reply (the usual case), or the reply this row
+    // makes must fit what is left; a reply that does not is answered BUSY, as a task's is.
+    let roomy = shard.budget.fits(response_bound(h.opcode, &shard.limits));
+    let reply_bound = |stored_bytes: usize| {
+        HEADER_BYTES
+            + response::get_stored_bound(schema, key_buf, &key_values, stored_bytes, versions)
+    };
     let answered = shard.tables.read_stored_now(key_buf, now, |stored| {
         encode_frame(shard, h, out, |w| {
+            let bound = reply_bound(stored.map_or(0, <[u8]>::len));
+            if !roomy && bound > SMALL_RESPONSE_BYTES && !shard.budget.fits(bound) {
+                Counters::add(&shard.counters.busy, 1);
+                return Err(budget_full(shard));
+            }
             response::encode_get_stored(w, schema, key_buf, &key_values, stored, versions, now)
                 .map_err(RequestError::from)
         })
     });
     match answered {
-        None => Inline::Spawn,
-        Some(result) => {
+        ReadNow::OnDisk { record_bytes } => {
+            Inline::ReadsDisk { reply_bytes: reply_bound(record_bytes) }
+        }
+        ReadNow::Done(result) => {
             shard.counters.count_op(h.opcode);
             if let Err(e) = result {
                 encode_frame(shard, h, out, |_| Err(e.into()));

@@ -63,7 +63,8 @@ pub fn run_now(
                 };
                 count_lookup(shard, cmd, cur.is_some());
                 cmd.decide(cur, now, out)
-            })?;
+            });
+            let read = read.done()?;
             Some(read.unwrap_or_else(|e| {
                 reply::error(out, &format!("ERR {e}"));
                 Effect::None

@@ -49,7 +49,7 @@ pub use conditional::{DeleteRangeReport, Stamp};
 pub use config::StoreConfig;
 pub use error::{Error, Result};
 pub use log::group_commit::{Durability, DurableWait};
-pub use read::{KeyRange, Row, ScanPage, ScanRequest, ValueView};
+pub use read::{KeyRange, ReadNow, Row, ScanPage, ScanRequest, ValueView};
 pub use stats::StoreStats;
 pub use store::{Appended, BatchOp, Store, Value, WriteOptions, WriteReceipt};
 pub use warmup::WarmupReport;

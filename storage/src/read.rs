@@ -31,6 +31,35 @@ pub struct ValueView<'a> {
     pub expiry_ms: u64,
 }
 
+/// What [`Store::read_now`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadNow<T> {
+    /// The answer came from memory: the callback's result.
+    Done(T),
+    /// The value must be read from its segment, where its record (header, key and value,
+    /// padded) takes `record_bytes`, so a caller can size what it sets aside for the reply
+    /// before it waits for the read.
+    OnDisk { record_bytes: usize },
+}
+
+impl<T> ReadNow<T> {
+    /// The answer, if it came from memory.
+    pub fn done(self) -> Option<T> {
+        match self {
+            ReadNow::Done(t) => Some(t),
+            ReadNow::OnDisk { .. } => None,
+        }
+    }
+
+    /// The answer mapped by `f`, or the same record size.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> ReadNow<U> {
+        match self {
+            ReadNow::Done(t) => ReadNow::Done(f(t)),
+            ReadNow::OnDisk { record_bytes } => ReadNow::OnDisk { record_bytes },
+        }
+    }
+}
+
 /// Which keys a scan covers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeyRange {
@@ -108,7 +137,7 @@ impl<D: Disk> Store<D> {
         let shared = &self.shared;
         // One clock reading for both steps: with a second one the entry could expire in between.
         let now = shared.clock.now_ms();
-        if let Some(answer) = self.read_now(key, now, owned) {
+        if let ReadNow::Done(answer) = self.read_now(key, now, owned) {
             return answer;
         }
         let (entry, file) = {
@@ -143,9 +172,9 @@ impl<D: Disk> Store<D> {
         key: &[u8],
         now: u64,
         f: impl FnOnce(Option<ValueView<'_>>) -> R,
-    ) -> Option<Result<R>> {
+    ) -> ReadNow<Result<R>> {
         if let Err(e) = check_key(key) {
-            return Some(Err(e));
+            return ReadNow::Done(Err(e));
         }
         let shared = &self.shared;
         let mut st = shared.state.borrow_mut();
@@ -156,13 +185,16 @@ impl<D: Disk> Store<D> {
         if let Some(c) = st.cache.get_ref(key) {
             let expired = c.expiry_ms != 0 && c.expiry_ms <= now;
             let value = ValueView { value: c.value, version: c.version, expiry_ms: c.expiry_ms };
-            return Some(Ok(f((!expired).then_some(value))));
+            return ReadNow::Done(Ok(f((!expired).then_some(value))));
         }
         let Some(entry) = st.index.get(key).filter(|e| !e.is_expired(now)) else {
-            return Some(Ok(f(None)));
+            return ReadNow::Done(Ok(f(None)));
         };
-        let bytes = st.find_unflushed(entry.location())?;
-        Some(check_record(bytes, key, &entry).map(|value| {
+        let location = entry.location();
+        let Some(bytes) = st.find_unflushed(location) else {
+            return ReadNow::OnDisk { record_bytes: location.len() as usize };
+        };
+        ReadNow::Done(check_record(bytes, key, &entry).map(|value| {
             f(Some(ValueView { value, version: entry.version(), expiry_ms: entry.expiry_ms() }))
         }))
     }

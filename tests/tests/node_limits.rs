@@ -16,11 +16,14 @@
 //!   900 KB row and reading nothing makes the node hold at most its output cap plus one reply
 //!   (the shard's `buffer_bytes` gauge, and the node's RSS grows by far less than the 180 MB the
 //!   replies would take), the rest of its requests wait unread (`requests_deferred`), and closing
-//!   it gives every byte back; with `--max-buffer-bytes` at its minimum, a second such client on
-//!   the same shard gets BUSY (720) for what the shard's share cannot hold, and the gauge stays
-//!   within the share plus the BUSY replies; and eight clients each half-way through sending a
-//!   2 MB request frame hold at most the share in read buffers, the frames that do not fit being
-//!   answered BUSY and their bodies discarded.
+//!   it gives every byte back; with `--max-buffer-bytes` at its minimum, two more such clients
+//!   on the same shard get BUSY (720) for what the shard's share cannot hold (a Get reserves
+//!   what its row can make, so one more client would fit), and the gauge stays within the share
+//!   plus the BUSY replies; on that minimum, eight clients pipelining Gets of small rows that
+//!   must be read from disk (after a restart) are all answered, because such a Get reserves its
+//!   record's size, not a frame; and eight clients each half-way through sending a 2 MB request
+//!   frame hold at most the share in read buffers, the frames that do not fit being answered
+//!   BUSY and their bodies discarded.
 //! - `--read-timeout-ms 200`: a connection that sent half a header, or a header and part of its
 //!   body, is closed by the node (a blocking read with a 10 s timeout returns end of stream),
 //!   while an idle connection with no partial frame is not; and a frame dribbled in one byte at a
@@ -400,8 +403,16 @@ fn past_the_shards_buffer_share_requests_are_busy() {
         &format!("shard {owner}: the first client never filled its output"),
         |s| stat(s, owner, "requests_deferred") > 0,
     );
-    let mut second = raw_socket(shard_addr(&node, owner));
-    second.write_all(&gets).expect("second client's gets");
+    // A Get reserves what its 900 KB row can make, so a client that stops reading holds about
+    // three replies' worth (it waits once a frame more would pass its output cap): two more
+    // such clients are more than the share holds.
+    let mut others: Vec<TcpStream> = (0..2)
+        .map(|_| {
+            let mut other = raw_socket(shard_addr(&node, owner));
+            other.write_all(&gets).expect("another client's gets");
+            other
+        })
+        .collect();
     wait_for_stat(
         &node,
         ACT_TIMEOUT,
@@ -409,17 +420,77 @@ fn past_the_shards_buffer_share_requests_are_busy() {
         |s| stat(s, owner, "requests_busy") > 0,
     );
     let held = stat(&node.client().stats().expect("stats"), owner, "buffer_bytes");
-    assert!(held <= share + 200 * 256, "shard holds {held} bytes, its share is {share}");
-    // What the second client got first is a reply or a BUSY, never a stall.
-    let (h, body) = read_frame(&mut second).expect("read").expect("a reply");
-    assert!(h.status == 0 || h.status == 720, "{} {}", h.status, String::from_utf8_lossy(&body));
-    drop((first, second));
+    assert!(held <= share + 2 * 200 * 256, "shard holds {held} bytes, its share is {share}");
+    // What the other clients got first is a reply or a BUSY, never a stall.
+    for other in &mut others {
+        let (h, body) = read_frame(other).expect("read").expect("a reply");
+        let message = String::from_utf8_lossy(&body);
+        assert!(h.status == 0 || h.status == 720, "{} {message}", h.status);
+    }
+    drop((first, others));
     wait_for_stat(
         &node,
         ACT_TIMEOUT,
         &format!("shard {owner}: closed connections' bytes were not given back"),
         |s| stat(s, owner, "buffer_bytes") <= STATS_RESERVATION,
     );
+    let status = node.terminate();
+    assert!(status.success(), "{status}");
+}
+
+/// A Get that must read the disk sets aside what its record can make, not a whole frame: eight
+/// clients pipelining 60 Gets each of small rows, after a restart emptied the record cache, are
+/// all answered with their rows, on a node whose shard share holds only three frames. (Each
+/// such Get used to reserve a frame until its read finished, so the share filled and most were
+/// answered BUSY.)
+#[test]
+fn gets_that_read_the_disk_reserve_their_records_size_not_a_frame() {
+    const CLIENTS: usize = 8;
+    const GETS: usize = 60;
+    let (_dir, data) = data_dir();
+    let min = 2 * ((4u64 << 20) + (2 << 20) + HEADER_BYTES as u64);
+    let min = min.to_string();
+    let args = [
+        "--max-frame-bytes",
+        "2097152",
+        "--max-output-buffer-bytes",
+        "4194304",
+        "--max-buffer-bytes",
+        &min,
+    ];
+    let node = Node::start(&data, &args);
+    let mut c = node.client();
+    c.ddl(KV_DDL).expect("create");
+    let ids = kv_ids_owned_by(&mut c, 0, 1, GETS);
+    for &id in &ids {
+        c.put("kv", &kv_row(id, &format!("value-{id}"))).expect("put");
+    }
+    drop(c);
+    let status = node.terminate();
+    assert!(status.success(), "{status}");
+    let node = Node::start(&data, &args);
+    let gets: Vec<u8> = ids
+        .iter()
+        .flat_map(|&id| frame(Opcode::Get, 0, id as u64, &get_body("kv", &kv_key(id))))
+        .collect();
+    let mut clients: Vec<TcpStream> =
+        (0..CLIENTS).map(|_| raw_socket(shard_addr(&node, 0))).collect();
+    for client in &mut clients {
+        client.write_all(&gets).expect("pipelined gets");
+    }
+    for client in &mut clients {
+        for _ in 0..GETS {
+            let (h, body) = read_frame(client).expect("read").expect("a reply");
+            assert_eq!(h.status, 0, "get {}: {}", h.request_id, String::from_utf8_lossy(&body));
+            let value = format!("value-{}", h.request_id);
+            let found = body.windows(value.len()).any(|w| w == value.as_bytes());
+            assert!(found, "get {} did not return its row", h.request_id);
+        }
+    }
+    let stats = node.client().stats().expect("stats");
+    assert_eq!(stat(&stats, 0, "requests_busy"), 0);
+    assert!(stat(&stats, 0, "cache_misses") >= GETS as u64, "the gets read the disk");
+    drop(clients);
     let status = node.terminate();
     assert!(status.success(), "{status}");
 }

@@ -17,7 +17,7 @@ use crate::config::StoreConfig;
 use crate::ddl;
 use crate::disk::Disk;
 use crate::log::group_commit::{Durability, DurableWait};
-use crate::read::{as_ref, bounds, ScanRequest};
+use crate::read::{as_ref, bounds, ReadNow, ScanRequest};
 use crate::store::{Store, WriteOptions};
 use crate::table::catalog::{Catalog, CatalogTable, Outcome};
 use crate::table::catalog_file;
@@ -215,9 +215,9 @@ impl<D: Disk> TableStore<D> {
     }
 
     /// The stored row under encoded key `key` (see `stored_row.rs`), borrowed from memory for
-    /// the length of `f`, when it can be had without waiting: Some(f(row)) on a record cache hit,
-    /// a row not flushed yet, or no live row (`f(None)`); None, without calling `f`, when it
-    /// must be read from disk. Nothing is copied: the node's inline path encodes the response
+    /// the length of `f`, when it can be had without waiting: `Done(f(row))` on a record cache
+    /// hit, a row not flushed yet, or no live row (`f(None)`); `OnDisk` with the record's size,
+    /// without calling `f`, when it must be read from disk. Nothing is copied: the node's inline path encodes the response
     /// straight from these bytes (`visit_row`, `for_each_version`). `f` must not call back into
     /// the store. `now_ms` is the store's clock as the caller last read it ([`Store::now_ms`]).
     pub fn read_stored_now<R>(
@@ -225,9 +225,9 @@ impl<D: Disk> TableStore<D> {
         key: &[u8],
         now_ms: u64,
         f: impl FnOnce(Option<&[u8]>) -> R,
-    ) -> Option<OpResult<R>> {
-        let answer = self.store.read_now(key, now_ms, |v| f(v.map(|v| v.value)))?;
-        Some(answer.map_err(Into::into))
+    ) -> ReadNow<OpResult<R>> {
+        let answer = self.store.read_now(key, now_ms, |v| f(v.map(|v| v.value)));
+        answer.map(|a| a.map_err(Into::into))
     }
 
     /// Inserts or replaces a row (see [`WriteOp::put`] for conditions, version and TTL).
