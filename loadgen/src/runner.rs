@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use ringstore_model::table::{IndexState, Outcome as DdlOutcome, TableSchema};
 use ringstore_model::Durability;
-use ringstore_net::{Client, Topology};
+use ringstore_net::{Client, IndexWait, Topology};
 
 use crate::distribution::KeyDistribution;
 use crate::embedded::EmbeddedNode;
@@ -27,8 +27,6 @@ pub const LOAD_PIPELINE: usize = 32;
 /// Longest wait for an index of `--index-on` to become READY (a build over rows already in the
 /// table, against a node given by address); the CLI's `plan add-index -wait` waits as long.
 pub const INDEX_READY_TIMEOUT: Duration = Duration::from_secs(600);
-/// How often the index's state is asked for while it builds.
-pub const INDEX_READY_POLL: Duration = Duration::from_millis(100);
 
 /// The node a run drives: given by address, or started by the tool (and stopped when dropped).
 #[derive(Debug)]
@@ -218,28 +216,19 @@ pub fn create_indexes(client: &mut Client, list: &[IndexOn]) -> Result<(), Strin
     Ok(())
 }
 
-/// Asks for the state of index `name` every [`INDEX_READY_POLL`] until it is READY.
+/// Waits until index `name` is READY on every shard, at most [`INDEX_READY_TIMEOUT`].
 fn wait_until_ready(client: &mut Client, name: &str) -> Result<(), String> {
-    let start = std::time::Instant::now();
-    loop {
-        match client.index_state(TABLE, name).map_err(|e| format!("index {name}: {e}"))? {
-            Some(IndexState::Ready) => return Ok(()),
-            Some(IndexState::Building) if start.elapsed() < INDEX_READY_TIMEOUT => {
-                std::thread::sleep(INDEX_READY_POLL)
-            }
-            Some(state) => {
-                return Err(format!(
-                    "index {name} on {TABLE} is still {} after {INDEX_READY_TIMEOUT:?}",
-                    state.name()
-                ))
-            }
-            None => {
-                return Err(format!(
-                    "index {name} on {TABLE} is gone: its build failed (a row with a value \
-                     over the index's limits; the node's log says which) or it was dropped"
-                ))
-            }
-        }
+    let waited = client.wait_index_ready(TABLE, name, INDEX_READY_TIMEOUT);
+    match waited.map_err(|e| format!("index {name}: {e}"))? {
+        IndexWait::Ready => Ok(()),
+        IndexWait::Still(state) => Err(format!(
+            "index {name} on {TABLE} is still {} after {INDEX_READY_TIMEOUT:?}",
+            state.name()
+        )),
+        IndexWait::Gone => Err(format!(
+            "index {name} on {TABLE} is gone: its build failed (a row with a value over the \
+             index's limits; the node's log says which) or it was dropped"
+        )),
     }
 }
 

@@ -39,6 +39,21 @@ use crate::wire::{ValueRef, FIELDS_MAX};
 /// Longest table, field or ENUM symbol name the protocol carries (a u8 length).
 const NAME_BYTES_MAX: usize = u8::MAX as usize;
 
+/// Time between two looks at an index's state in [`Client::wait_index_ready`].
+pub const INDEX_WAIT_POLL: Duration = Duration::from_millis(100);
+
+/// How a wait for an index ([`Client::wait_index_ready`]) ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexWait {
+    /// READY on every shard.
+    Ready,
+    /// The table has no such index any more: its build met a row it cannot index and dropped
+    /// it, or someone dropped it.
+    Gone,
+    /// Still in this state when the wait's limit passed.
+    Still(IndexState),
+}
+
 /// How a [`Client`] talks to its node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientOptions {
@@ -209,6 +224,25 @@ impl Client {
             _ => None,
         });
         Ok(table.and_then(|t| t.index(index)).map(|i| i.state()))
+    }
+
+    /// Looks at the state of index `index` of `table` every [`INDEX_WAIT_POLL`] until it is
+    /// READY on every shard, the index is gone, or `limit` has passed.
+    pub fn wait_index_ready(
+        &mut self,
+        table: &str,
+        index: &str,
+        limit: Duration,
+    ) -> Result<IndexWait> {
+        let start = std::time::Instant::now();
+        loop {
+            match self.index_state(table, index)? {
+                Some(IndexState::Ready) => return Ok(IndexWait::Ready),
+                None => return Ok(IndexWait::Gone),
+                Some(state) if start.elapsed() >= limit => return Ok(IndexWait::Still(state)),
+                Some(_) => std::thread::sleep(INDEX_WAIT_POLL),
+            }
+        }
     }
 
     /// A table's schema, fresh from the node (and remembered for routing).

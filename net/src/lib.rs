@@ -20,7 +20,7 @@ pub mod response;
 pub mod route;
 pub mod wire;
 
-pub use client::{Client, ClientOptions, IndexLookup, RangeQuery, WriteOp};
+pub use client::{Client, ClientOptions, IndexLookup, IndexWait, RangeQuery, WriteOp};
 pub use connection::{ClientError, Connection, Reply};
 pub use fields::{FieldList, FieldsBuf};
 pub use frame::{FrameError, FrameHeader, Header, Opcode};

@@ -1,21 +1,19 @@
 //! `plan add-index ... -wait` (issue 15): CREATE INDEX returns with the index BUILDING while each
 //! shard builds it in the background; with `-wait` the CLI then looks at the node's state of the
-//! index (`SHOW INDEXES`, READY only when every shard is) every [`INDEX_WAIT_POLL_MS`] until it
-//! is READY, at most [`INDEX_WAIT_MS_MAX`]. Past that it stops with 807 (the build goes on); an
+//! index (`SHOW INDEXES`, READY only when every shard is) every
+//! [`ringstore_net::client::INDEX_WAIT_POLL`] until it is READY, at most [`INDEX_WAIT_MS_MAX`]. Past that it stops with 807 (the build goes on); an
 //! index that is gone meanwhile (its build met a value it cannot index, and dropped it) is 505.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ringstore_model::ddl::{self, Statement};
-use ringstore_model::table::{IndexState, Outcome};
+use ringstore_model::table::Outcome;
+use ringstore_net::IndexWait;
 
 use super::{CliError, Result, Session, CODE_TIMEOUT};
 
-/// Time between two looks at the index's state.
-pub const INDEX_WAIT_POLL_MS: u64 = 100;
 /// Longest wait for READY.
 pub const INDEX_WAIT_MS_MAX: u64 = 10 * 60 * 1000;
-const _: () = assert!(INDEX_WAIT_POLL_MS < INDEX_WAIT_MS_MAX);
 
 /// Code of an index that is gone while the CLI waited for it.
 const CODE_UNKNOWN_INDEX: u16 = 505;
@@ -50,36 +48,28 @@ impl Session {
 
     /// Waits until index `index` of `table` is READY on every shard; the line to print.
     fn wait_ready(&mut self, table: &str, index: &str) -> Result<String> {
-        let start = Instant::now();
         let limit = Duration::from_millis(INDEX_WAIT_MS_MAX);
-        loop {
-            match self.client.index_state(table, index)? {
-                Some(IndexState::Ready) => {
-                    let line = format!("index {index} on {table} READY");
-                    return Ok(self.format.message(&line));
-                }
-                None => {
-                    return Err(CliError::new(
-                        CODE_UNKNOWN_INDEX,
-                        format!(
-                            "index {index} on {table} is gone: its build met a row it cannot \
-                             index and dropped it (the node's log says why)"
-                        ),
-                    ))
-                }
-                Some(state) if start.elapsed() >= limit => {
-                    return Err(CliError::new(
-                        CODE_TIMEOUT,
-                        format!(
-                            "index {index} on {table} is still {state} after {} s (-wait waits \
-                             at most that long); its build goes on in the background: SHOW \
-                             INDEXES ON {table} shows when it is READY",
-                            INDEX_WAIT_MS_MAX / 1000
-                        ),
-                    ))
-                }
-                Some(_) => std::thread::sleep(Duration::from_millis(INDEX_WAIT_POLL_MS)),
+        match self.client.wait_index_ready(table, index, limit)? {
+            IndexWait::Ready => {
+                let line = format!("index {index} on {table} READY");
+                Ok(self.format.message(&line))
             }
+            IndexWait::Gone => Err(CliError::new(
+                CODE_UNKNOWN_INDEX,
+                format!(
+                    "index {index} on {table} is gone: its build met a row it cannot index and \
+                     dropped it (the node's log says why)"
+                ),
+            )),
+            IndexWait::Still(state) => Err(CliError::new(
+                CODE_TIMEOUT,
+                format!(
+                    "index {index} on {table} is still {state} after {} s (-wait waits at most \
+                     that long); its build goes on in the background: SHOW INDEXES ON {table} \
+                     shows when it is READY",
+                    INDEX_WAIT_MS_MAX / 1000
+                ),
+            )),
         }
     }
 }
