@@ -6,9 +6,35 @@
 //! large request frame that does not fit is answered BUSY and its body discarded instead of
 //! stored (`connection.rs`). Bytes already produced are always counted, never dropped, so the
 //! budget can be exceeded only by small replies (BUSY, write receipts, pings, statistics).
+//! What a request's reply can take is [`response_bound`] of its opcode; a Get's is sized from
+//! its row instead (`inline.rs`).
 
 use std::cell::Cell;
 use std::rc::Rc;
+
+use ringstore_net::frame::HEADER_BYTES;
+use ringstore_net::Opcode;
+
+use crate::config::Limits;
+use crate::error::RequestError;
+
+/// Reserved for the response of a request that returns no rows: a receipt or an error message.
+pub const SMALL_RESPONSE_BYTES: usize = 4096;
+
+/// Response bytes reserved for a response before its request runs: a write's receipt (or
+/// error) is small; anything that returns rows or text can fill a whole frame (a Get that reads
+/// the disk reserves less: `response::get_stored_bound` of its record, `inline.rs`).
+pub fn response_bound(opcode: Opcode, limits: &Limits) -> usize {
+    match opcode {
+        Opcode::Ping
+        | Opcode::Hello
+        | Opcode::Stats
+        | Opcode::Put
+        | Opcode::Update
+        | Opcode::Delete => SMALL_RESPONSE_BYTES,
+        _ => HEADER_BYTES + limits.frame_body_bytes as usize,
+    }
+}
 
 /// The shard's buffer bytes in use against its limit; one per shard, shared by its connections.
 #[derive(Debug)]
@@ -28,6 +54,14 @@ impl BufferBudget {
 
     pub fn used(&self) -> usize {
         self.used.get()
+    }
+
+    /// The error of a request whose response does not fit what is left (BUSY).
+    pub fn full(&self) -> RequestError {
+        RequestError::Busy {
+            what: "the shard's buffer budget (max_buffer_bytes / shards)",
+            limit: self.limit,
+        }
     }
 
     /// Whether `bytes` more fit under the limit.
@@ -60,6 +94,18 @@ impl BufferBudget {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn writes_reserve_a_receipt_and_reads_a_whole_frame() {
+        let limits = Limits::default();
+        let frame = HEADER_BYTES + limits.frame_body_bytes as usize;
+        for op in [Opcode::Ping, Opcode::Put, Opcode::Update, Opcode::Delete, Opcode::Stats] {
+            assert_eq!(response_bound(op, &limits), SMALL_RESPONSE_BYTES, "{op:?}");
+        }
+        for op in [Opcode::Get, Opcode::MultiGet, Opcode::Scan, Opcode::Ddl, Opcode::Execute] {
+            assert_eq!(response_bound(op, &limits), frame, "{op:?}");
+        }
+    }
 
     #[test]
     fn takes_up_to_the_limit_and_counts_what_is_charged() {

@@ -37,7 +37,7 @@ use ringstore_net::frame::HEADER_BYTES;
 use ringstore_net::{FrameError, FrameHeader, Header, Opcode};
 use zerocopy::FromBytes;
 
-use crate::budget::BufferBudget;
+use crate::budget::{response_bound, BufferBudget, SMALL_RESPONSE_BYTES};
 use crate::config::Limits;
 use crate::counters::Counters;
 use crate::dispatch::{error_frame, handle_frame};
@@ -495,37 +495,11 @@ fn handle_request(
 /// space (their bytes still count).
 fn start_within_budget(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8], bound: usize) {
     if bound > SMALL_RESPONSE_BYTES && !shard.budget.fits(bound) {
-        busy(shard, out, h, budget_full(shard));
+        busy(shard, out, h, shard.budget.full());
         return;
     }
     start_request(shard, out, h, body, bound);
 }
-
-/// The error of a request whose response the shard's buffer budget cannot hold.
-pub(crate) fn budget_full(shard: &Shard) -> RequestError {
-    RequestError::Busy {
-        what: "the shard's buffer budget (max_buffer_bytes / shards)",
-        limit: shard.budget.limit(),
-    }
-}
-
-/// Response bytes reserved for a response before its request runs: a write's receipt (or
-/// error) is small; anything that returns rows or text can fill a whole frame (a Get that reads
-/// the disk reserves less: `response::get_stored_bound` of its record).
-pub fn response_bound(opcode: Opcode, limits: &crate::config::Limits) -> usize {
-    match opcode {
-        Opcode::Ping
-        | Opcode::Hello
-        | Opcode::Stats
-        | Opcode::Put
-        | Opcode::Update
-        | Opcode::Delete => SMALL_RESPONSE_BYTES,
-        _ => HEADER_BYTES + limits.frame_body_bytes as usize,
-    }
-}
-
-/// Reserved for the response of a request that returns no rows: a receipt or an error message.
-pub const SMALL_RESPONSE_BYTES: usize = 4096;
 
 /// Queues an inline write's response with the shard's acknowledger (`durable_acks.rs`), which
 /// sends it once the write is as durable as it asked.
@@ -695,18 +669,6 @@ mod tests {
         };
         assert_eq!((error.code(), request_id), (705, 10));
         assert_eq!(answer_ids(&long[..HEADER_BYTES - 1]), (Opcode::Ping, 0), "no header yet");
-    }
-
-    #[test]
-    fn writes_reserve_a_receipt_and_reads_a_whole_frame() {
-        let limits = Limits::default();
-        let frame = HEADER_BYTES + limits.frame_body_bytes as usize;
-        for op in [Opcode::Ping, Opcode::Put, Opcode::Update, Opcode::Delete, Opcode::Stats] {
-            assert_eq!(response_bound(op, &limits), SMALL_RESPONSE_BYTES, "{op:?}");
-        }
-        for op in [Opcode::Get, Opcode::MultiGet, Opcode::Scan, Opcode::Ddl, Opcode::Execute] {
-            assert_eq!(response_bound(op, &limits), frame, "{op:?}");
-        }
     }
 
     #[test]

@@ -32,7 +32,7 @@ use ringstore_storage::DurableWait;
 use ringstore_storage::{Durability, ReadNow};
 use zerocopy::IntoBytes;
 
-use crate::connection::{budget_full, response_bound, SMALL_RESPONSE_BYTES};
+use crate::budget::{response_bound, SMALL_RESPONSE_BYTES};
 use crate::counters::Counters;
 use crate::dispatch::response_header;
 use crate::error::RequestError;
@@ -189,7 +189,7 @@ fn get(
             let bound = reply_bound(stored.map_or(0, <[u8]>::len));
             if !roomy && bound > SMALL_RESPONSE_BYTES && !shard.budget.fits(bound) {
                 Counters::add(&shard.counters.busy, 1);
-                return Err(budget_full(shard));
+                return Err(shard.budget.full());
             }
             response::encode_get_stored(w, schema, key_buf, &key_values, stored, versions, now)
                 .map_err(RequestError::from)

@@ -32,10 +32,11 @@ use glommio::net::TcpStream;
 use ringstore_net::resp::{parse_command, reply, Args, Parsed};
 use ringstore_storage::DurableWait;
 
+use crate::budget::SMALL_RESPONSE_BYTES;
+use crate::connection::READ_CHUNK_BYTES;
 use crate::connection::{
     close_after_reading, read_timeout, wait_for_input, wait_for_output, write_loop, Wake,
 };
-use crate::connection::{READ_CHUNK_BYTES, SMALL_RESPONSE_BYTES};
 use crate::counters::Counters;
 use crate::durable_acks::{ReplyTo, Waiting};
 use crate::inflight::InflightSlot;

@@ -324,7 +324,7 @@ fn client_that_reads_a_burst_larger_than_the_output_buffer_gets_every_reply() {
 
 /// What a Stats request reserves for its reply while it runs: when it runs on the shard it
 /// reports, its own reservation is in the figure (`SMALL_RESPONSE_BYTES` in
-/// node/src/connection.rs).
+/// node/src/budget.rs).
 const STATS_RESERVATION: u64 = 4096;
 
 /// The node's resident set, from /proc.
