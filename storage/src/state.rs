@@ -155,10 +155,11 @@ impl<D: Disk> State<D> {
 
     /// Reserves `len` bytes in the log, opening a new segment if needed.
     pub fn reserve(&mut self, len: u64) -> Result<Reservation> {
-        let free = self.segments.free_id();
+        // The free id is looked for only when the log opens a segment, not on every write.
+        let segments = &self.segments;
         let r = self
             .log
-            .reserve(len, || free)
+            .reserve(len, || segments.free_id())
             .ok_or(Error::SegmentIdsExhausted { max: SEGMENT_ID_MAX })?;
         if let Some(id) = r.opened_segment {
             self.segments.insert(id, SegmentInfo::new(None, SEGMENT_HEADER_BYTES, false));
