@@ -250,10 +250,10 @@ pub fn get_stored_bound(
     let versions = max.min(kept).min(stored_bytes / stored_row::STORED_VERSION_HEADER_BYTES);
     let key_fields: usize =
         key_values.iter().map(|v| value_ref_wire_bytes(&v.unwrap_or(ValueRef::Null))).sum();
-    let is_key = |i: usize| schema.primary_key().iter().any(|k| k.field == i);
-    let other_fields: usize = (0..schema.fields().len())
-        .filter(|&i| !is_key(i))
-        .map(|i| match schema.fields()[i].ty() {
+    let other_fields: usize = schema
+        .non_key_fields()
+        .iter()
+        .map(|&i| match schema.fields()[i].ty() {
             FieldType::Enum(symbols) => 2 + symbols.iter().map(String::len).max().unwrap_or(0),
             _ => STORED_FIELD_WIRE_EXTRA,
         })

@@ -64,6 +64,13 @@ impl BufferBudget {
         }
     }
 
+    /// Whether a request whose reply can take `bound` bytes must be answered BUSY: a large
+    /// reply that does not fit what is left. Small replies are never refused for buffer space
+    /// (their bytes still count).
+    pub fn refuses(&self, bound: usize) -> bool {
+        bound > SMALL_RESPONSE_BYTES && !self.fits(bound)
+    }
+
     /// Whether `bytes` more fit under the limit.
     pub fn fits(&self, bytes: usize) -> bool {
         self.used.get().checked_add(bytes).is_some_and(|total| total <= self.limit)

@@ -37,7 +37,7 @@ use ringstore_net::frame::HEADER_BYTES;
 use ringstore_net::{FrameError, FrameHeader, Header, Opcode};
 use zerocopy::FromBytes;
 
-use crate::budget::{response_bound, BufferBudget, SMALL_RESPONSE_BYTES};
+use crate::budget::{response_bound, BufferBudget};
 use crate::config::Limits;
 use crate::counters::Counters;
 use crate::dispatch::{error_frame, handle_frame};
@@ -469,8 +469,9 @@ fn handle_request(
         start_within_budget(shard, out, h, body, bound);
         return true;
     }
-    // Inline, the response is produced before anything else runs, so the checks above are its
-    // reservation; a request that goes to a task reserves `bound` until its response is queued.
+    // Inline, the response is produced before anything else runs, so the output-cap check above
+    // and an inline Get's own budget check are its reservation; a request that goes to a task
+    // reserves its bound until its response is queued.
     let ran = {
         let mut pending = out.pending.borrow_mut();
         let before = pending.len();
@@ -491,10 +492,9 @@ fn handle_request(
 }
 
 /// Starts a request in a task with `bound` bytes reserved for its response, or answers it BUSY
-/// if the shard's buffer budget cannot hold them. Small replies are never refused for buffer
-/// space (their bytes still count).
+/// if the shard's buffer budget refuses them (`BufferBudget::refuses`).
 fn start_within_budget(shard: &Rc<Shard>, out: &Rc<Output>, h: Header, body: &[u8], bound: usize) {
-    if bound > SMALL_RESPONSE_BYTES && !shard.budget.fits(bound) {
+    if shard.budget.refuses(bound) {
         busy(shard, out, h, shard.budget.full());
         return;
     }

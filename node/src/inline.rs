@@ -32,7 +32,7 @@ use ringstore_storage::DurableWait;
 use ringstore_storage::{Durability, ReadNow};
 use zerocopy::IntoBytes;
 
-use crate::budget::{response_bound, SMALL_RESPONSE_BYTES};
+use crate::budget::response_bound;
 use crate::counters::Counters;
 use crate::dispatch::response_header;
 use crate::error::RequestError;
@@ -186,8 +186,7 @@ fn get(
     };
     let answered = shard.tables.read_stored_now(key_buf, now, |stored| {
         encode_frame(shard, h, out, |w| {
-            let bound = reply_bound(stored.map_or(0, <[u8]>::len));
-            if !roomy && bound > SMALL_RESPONSE_BYTES && !shard.budget.fits(bound) {
+            if !roomy && shard.budget.refuses(reply_bound(stored.map_or(0, <[u8]>::len))) {
                 Counters::add(&shard.counters.busy, 1);
                 return Err(shard.budget.full());
             }

@@ -1,8 +1,9 @@
 //! `plan add-index ... -wait` (issue 15): CREATE INDEX returns with the index BUILDING while each
 //! shard builds it in the background; with `-wait` the CLI then looks at the node's state of the
 //! index (`SHOW INDEXES`, READY only when every shard is) every
-//! [`ringstore_net::client::INDEX_WAIT_POLL`] until it is READY, at most [`INDEX_WAIT_MS_MAX`]. Past that it stops with 807 (the build goes on); an
-//! index that is gone meanwhile (its build met a value it cannot index, and dropped it) is 505.
+//! [`ringstore_net::client::INDEX_WAIT_POLL`] until it is READY, at most [`INDEX_WAIT_MS_MAX`].
+//! Past that it stops with 807 (the build goes on); an index that is gone meanwhile (its build
+//! met a value it cannot index, and dropped it) is 505.
 
 use std::time::Duration;
 
