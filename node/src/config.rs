@@ -371,6 +371,12 @@ impl NodeConfig {
         (self.listen.port() != 0 && offset < self.shards).then_some(offset)
     }
 
+    /// The shards' own ports (`listen` port + 1 + shard), when `listen` names one.
+    fn shard_with_port_range(&self) -> Option<std::ops::RangeInclusive<usize>> {
+        let first = usize::from(self.listen.port()) + 1;
+        (self.listen.port() != 0).then(|| first..=first + self.shards - 1)
+    }
+
     fn validate_metrics(&self) -> Result<(), ConfigError> {
         if let Some(resp) = self.resp.filter(|r| r.port() != 0) {
             if resp == self.listen || Some(resp) == self.metrics {
@@ -382,6 +388,22 @@ impl NodeConfig {
                     "is shard {shard}'s own port (--listen port + 1 + {shard}, for {} shards); \
                      the RESP port needs its own port",
                     self.shards
+                );
+                return Err(invalid("resp", resp, why));
+            }
+            // The shards' own RESP ports (`--resp` port + 1 + shard) must miss the others.
+            let own = usize::from(resp.port()) + 1..=usize::from(resp.port()) + self.shards;
+            let listen = usize::from(self.listen.port());
+            let taken = std::iter::once(listen)
+                .chain(self.shard_with_port_range().into_iter().flatten())
+                .chain(self.metrics.map(|m| usize::from(m.port())))
+                .find(|p| *p != 0 && own.contains(p));
+            if let Some(port) = taken {
+                let why = format!(
+                    "its shards' own RESP ports ({}..={}, --resp port + 1 + shard) include port \
+                     {port}, which --listen or --metrics uses; choose ports further apart",
+                    own.start(),
+                    own.end()
                 );
                 return Err(invalid("resp", resp, why));
             }
@@ -968,6 +990,15 @@ mod tests {
             (
                 &["--shards=2", "--resp=127.0.0.1:7381"],
                 "is shard 1's own port (--listen port + 1 + 1, for 2 shards)".to_string(),
+            ),
+            (
+                &["--shards=2", "--resp=127.0.0.1:7377"],
+                "own RESP ports (7378..=7379, --resp port + 1 + shard) include port 7379"
+                    .to_string(),
+            ),
+            (
+                &["--resp=127.0.0.1:7500", "--metrics=127.0.0.1:7501"],
+                "include port 7501, which --listen or --metrics uses".to_string(),
             ),
             (&["--resp-durability=fsync"], "sync, write-no-sync or no-sync".to_string()),
         ];

@@ -6,12 +6,13 @@
 //! 2. Create the mesh channels (`mesh.rs`) and start shard 0, which binds the shared address
 //!    first, so that `--listen HOST:0` fixes the shared port before the other shards bind it
 //!    too (SO_REUSEPORT); then start shards 1..N. Each also binds its own port (PORT+1+N when
-//!    PORT is not 0, a free port otherwise) and reports its ports.
+//!    PORT is not 0, a free port otherwise), and with `--resp` its own RESP port (the RESP
+//!    port's RPORT+1+N, likewise), and reports its ports.
 //! 3. Every shard opens its store (`DATA_DIR/shard-N`: recovery), its catalog and its partition
 //!    map, learns every shard's port, and starts accepting.
 //! 4. When all shards are ready, the node prints the ready line (also logged):
 //!    `ringstore-node ready listen=ADDR shards=N shard_ports=P0,P1,... partitions=K metrics=ADDR|-
-//!    resp=ADDR|-`.
+//!    resp=ADDR|- resp_shard_ports=R0,R1,...|-`.
 //!
 //! Stop: SIGTERM or SIGINT requests shutdown (`shutdown.rs`); each shard stops accepting, drains
 //! its connections, waits for the others, syncs and checkpoints its store and returns; the
@@ -68,21 +69,27 @@ pub struct Ready {
     pub metrics: Option<SocketAddr>,
     /// The RESP port, if `--resp` was given.
     pub resp: Option<SocketAddr>,
+    /// Each shard's own RESP port (Redis Cluster's nodes), if `--resp` was given.
+    pub resp_shard_ports: Vec<u16>,
 }
 
 impl Ready {
     /// The line printed on stdout (tests and scripts parse it).
     pub fn line(&self) -> String {
-        let ports: Vec<String> = self.shard_ports.iter().map(u16::to_string).collect();
+        let list = |ports: &[u16]| match ports {
+            [] => "-".to_owned(),
+            _ => ports.iter().map(u16::to_string).collect::<Vec<_>>().join(","),
+        };
         format!(
             "ringstore-node ready listen={} shards={} shard_ports={} partitions={} metrics={} \
-             resp={}",
+             resp={} resp_shard_ports={}",
             self.listen,
             self.shard_ports.len(),
-            ports.join(","),
+            list(&self.shard_ports),
             self.partitions,
             self.metrics.map_or("-".to_owned(), |m| m.to_string()),
             self.resp.map_or("-".to_owned(), |m| m.to_string()),
+            list(&self.resp_shard_ports),
         )
     }
 }
@@ -95,6 +102,7 @@ enum Report {
         own: u16,
         metrics: Option<SocketAddr>,
         resp: Option<SocketAddr>,
+        resp_own: Option<u16>,
     },
     Ready {
         shard: usize,
@@ -116,8 +124,10 @@ pub fn run(config: NodeConfig, on_ready: impl FnOnce(&Ready)) -> Result<(), Node
     let (report_tx, report_rx) = mpsc::channel::<Report>();
     let mut start = start_shards(&config, &cpus, &shutdown, &report_tx, &report_rx);
     if start.failure.is_none() {
+        let ports =
+            ShardPorts { binary: start.own_ports.clone(), resp: start.resp_own_ports.clone() };
         for tx in start.ports_tx.drain(..) {
-            let _ = tx.send(start.own_ports.clone());
+            let _ = tx.send(ports.clone());
         }
         start.failure = wait_ready(&report_rx, config.shards).err();
     }
@@ -128,6 +138,7 @@ pub fn run(config: NodeConfig, on_ready: impl FnOnce(&Ready)) -> Result<(), Node
             partitions: config.partitions,
             metrics: start.metrics,
             resp: start.resp,
+            resp_shard_ports: start.resp_own_ports,
         };
         tracing::info!("{}", r.line());
         on_ready(&r);
@@ -162,10 +173,12 @@ fn preflight(config: &NodeConfig) -> Result<(), NodeError> {
 /// The shards being started: their executors, the ports they bound, and the first failure.
 struct Starting {
     handles: Vec<ExecutorJoinHandle<Result<(), String>>>,
-    /// Each shard waits on its receiver for every shard's own port.
-    ports_tx: Vec<oneshot::Sender<Vec<u16>>>,
+    /// Each shard waits on its receiver for every shard's own ports.
+    ports_tx: Vec<oneshot::Sender<ShardPorts>>,
     shared: SocketAddr,
     own_ports: Vec<u16>,
+    /// Each shard's own RESP port (empty without `--resp`).
+    resp_own_ports: Vec<u16>,
     metrics: Option<SocketAddr>,
     /// The RESP address (shard 0 may get port 0 and fix it, as for the shared port).
     resp: Option<SocketAddr>,
@@ -190,12 +203,13 @@ fn start_shards(
         ports_tx: Vec::with_capacity(shards),
         shared: config.listen,
         own_ports: vec![0u16; shards],
+        resp_own_ports: if config.resp.is_some() { vec![0u16; shards] } else { Vec::new() },
         metrics: None,
         resp: config.resp,
         failure: None,
     };
     for (id, ends) in mesh.drain(..).enumerate() {
-        let (tx, rx) = oneshot::channel::<Vec<u16>>();
+        let (tx, rx) = oneshot::channel::<ShardPorts>();
         s.ports_tx.push(tx);
         let start = ShardStart {
             id,
@@ -222,10 +236,13 @@ fn start_shards(
         }
         // Wait for this shard's ports before starting the next: shard 0 fixes the shared port.
         match report_rx.recv() {
-            Ok(Report::Bound { shard, shared: addr, own, metrics: m, resp }) => {
+            Ok(Report::Bound { shard, shared: addr, own, metrics: m, resp, resp_own }) => {
                 s.shared = addr;
                 s.resp = resp;
                 s.own_ports[shard] = own;
+                if let Some(port) = resp_own {
+                    s.resp_own_ports[shard] = port;
+                }
                 s.metrics = s.metrics.or(m);
             }
             Ok(Report::Failed { shard, message }) => {
@@ -301,6 +318,14 @@ fn install_signals(shutdown: Arc<Shutdown>) -> Result<(), NodeError> {
     Ok(())
 }
 
+/// Every shard's own ports, sent to each shard once all are bound.
+#[derive(Debug, Clone)]
+struct ShardPorts {
+    binary: Vec<u16>,
+    /// Empty without `--resp`.
+    resp: Vec<u16>,
+}
+
 /// What a shard's executor starts with.
 struct ShardStart {
     id: usize,
@@ -310,7 +335,7 @@ struct ShardStart {
     /// The RESP address, if any (fixed by shard 0 like `shared`).
     resp: Option<SocketAddr>,
     ends: MeshEnds,
-    ports: oneshot::Receiver<Vec<u16>>,
+    ports: oneshot::Receiver<ShardPorts>,
     report: mpsc::Sender<Report>,
     shutdown: Arc<Shutdown>,
     node_connections: Arc<ConnectionCap>,
@@ -340,6 +365,7 @@ async fn serve_shard(start: ShardStart) -> Result<(), String> {
         own: listeners.own_port,
         metrics: listeners.metrics_addr,
         resp: listeners.resp_addr,
+        resp_own: listeners.resp_own_port,
     };
     report.send(bound).map_err(|e| e.to_string())?;
     let opened = open_shard(id, &config, listeners.shared_addr, ends, ports).await?;
@@ -363,6 +389,10 @@ struct Listeners {
     metrics_addr: Option<SocketAddr>,
     resp: Option<TcpListener>,
     resp_addr: Option<SocketAddr>,
+    /// The shard's own RESP port (`--resp` port + 1 + id): Redis Cluster's node for the slots
+    /// of the partitions it owns (`resp_slots.rs`).
+    resp_own: Option<TcpListener>,
+    resp_own_port: Option<u16>,
 }
 
 /// Binds the shard's listeners, first thing: shard 0's shared bind fixes the port the others
@@ -387,15 +417,21 @@ fn bind_listeners(
     };
     let shared_listener = ports::bind_shared(shared)?;
     let shared_addr = shared_listener.local_addr().map_err(|e| e.to_string())?;
-    let own_port = match config.listen.port() {
-        0 => 0,
-        port => u16::try_from(usize::from(port) + 1 + id).map_err(|_| {
-            format!("shard {id}'s own port would be {port}+1+{id}, past 65535; listen lower")
-        })?,
-    };
     let own_what = format!("shard {id}'s own port, --listen port + 1 + {id}");
-    let own = ports::bind_exclusive(SocketAddr::new(shared_addr.ip(), own_port), &own_what)?;
+    let own = ports::bind_own(shared_addr.ip(), config.listen.port(), id, "listen", &own_what)?;
     let own_port = own.local_addr().map_err(|e| e.to_string())?.port();
+    let resp_own = match resp_addr {
+        Some(resp) => {
+            let what = format!("shard {id}'s own RESP port, --resp port + 1 + {id}");
+            let base = config.resp.map_or(0, |r| r.port());
+            Some(ports::bind_own(resp.ip(), base, id, "resp", &what)?)
+        }
+        None => None,
+    };
+    let resp_own_port = match &resp_own {
+        Some(l) => Some(l.local_addr().map_err(|e| e.to_string())?.port()),
+        None => None,
+    };
     let metrics = match config.metrics {
         Some(addr) if id == 0 => Some(ports::bind_exclusive(addr, "--metrics")?),
         _ => None,
@@ -413,6 +449,8 @@ fn bind_listeners(
         metrics_addr,
         resp,
         resp_addr,
+        resp_own,
+        resp_own_port,
     })
 }
 
@@ -421,6 +459,7 @@ struct Opened {
     tables: TableStore,
     map: PartitionMap,
     topology: Topology,
+    resp_ports: Vec<u16>,
     peers: Peers,
     receivers: Vec<ConnectedReceiver<ShardMsg>>,
 }
@@ -433,7 +472,7 @@ async fn open_shard(
     config: &NodeConfig,
     shared: SocketAddr,
     ends: MeshEnds,
-    ports: oneshot::Receiver<Vec<u16>>,
+    ports: oneshot::Receiver<ShardPorts>,
 ) -> Result<Opened, String> {
     let dir = shard_dir(&config.data_dir, id);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -445,15 +484,15 @@ async fn open_shard(
         PartitionMap::load_or_create(tables.store().disk(), &dir, count, config.shards as u32)
             .await
             .map_err(|e| format!("partition map in {}: {e}", dir.display()))?;
-    let shard_ports = ports.await.map_err(|_| "start-up was abandoned".to_owned())?;
+    let ports = ports.await.map_err(|_| "start-up was abandoned".to_owned())?;
     let topology = Topology {
         shard: id as u16,
         shared_port: shared.port(),
-        shard_ports,
+        shard_ports: ports.binary,
         partition_owners: (0..count.get()).map(|p| map.shard_of(p) as u16).collect(),
     };
     let (peers, receivers) = crate::mesh::connect(ends, config.limits.forward_queue).await;
-    Ok(Opened { tables, map, topology, peers, receivers })
+    Ok(Opened { tables, map, topology, resp_ports: ports.resp, peers, receivers })
 }
 
 impl Opened {
@@ -470,6 +509,7 @@ impl Opened {
             tables: self.tables,
             map: self.map,
             topology: self.topology,
+            resp_ports: self.resp_ports,
             limits: config.limits.clone(),
             peers: self.peers,
             counters: Counters::default(),
@@ -499,6 +539,7 @@ struct Tasks {
     resume: Task<()>,
     idle: Task<()>,
     resp: Option<Task<()>>,
+    resp_own: Option<Task<()>>,
     /// The shard's index worker (background index builds), in its low-priority task queue.
     index_work: Task<()>,
 }
@@ -516,13 +557,14 @@ fn spawn_tasks(
         durability: config.resp_durability,
         parse: resp_limits(&config.limits),
     });
-    let resp = listeners.resp.map(|l| {
-        let serve =
-            move |shard, stream| resp_connection::serve(shard, resp_settings.clone(), stream);
-        glommio::spawn_local(listener::accept_until_shutdown(shard.clone(), l, "resp", serve))
-    });
+    let accept_resp = |l, which| {
+        let settings = resp_settings.clone();
+        let serve = move |shard, stream| resp_connection::serve(shard, settings.clone(), stream);
+        glommio::spawn_local(listener::accept_until_shutdown(shard.clone(), l, which, serve))
+    };
     Tasks {
-        resp,
+        resp: listeners.resp.map(|l| accept_resp(l, "resp")),
+        resp_own: listeners.resp_own.map(|l| accept_resp(l, "resp-own")),
         acks: glommio::spawn_local(ack_task::run(shard.clone())),
         peers: receivers
             .into_iter()
@@ -567,7 +609,7 @@ async fn drain_and_stop(
     tasks.index_work.await;
     tasks.shared.await;
     tasks.own.await;
-    if let Some(t) = tasks.resp {
+    for t in [tasks.resp, tasks.resp_own].into_iter().flatten() {
         t.await;
     }
     if let Some(t) = tasks.metrics {

@@ -4,7 +4,8 @@
 //! same user that also sets it bind the same port and take a share of its connections. A second
 //! node (or any program) given a running node's address would then start without an error and
 //! serve half of its clients. So:
-//! - a shard's own port (`--listen` port + 1 + shard) and the metrics port are bound without
+//! - a shard's own port (`--listen` port + 1 + shard), its own RESP port (`--resp` port + 1 +
+//!   shard) and the metrics port are bound without
 //!   SO_REUSEPORT ([`bind_exclusive`]): nobody can share them, and binding fails if anyone holds
 //!   them;
 //! - the shared port must have SO_REUSEPORT (every shard accepts on it). Before shard 0 binds it,
@@ -39,6 +40,24 @@ pub fn check_free(addr: SocketAddr, what: &str) -> Result<(), String> {
             .and_then(|s| s.set_reuse_address(true).map(|()| s))
             .map_err(|e| format!("cannot check {addr} ({what}): {e}"))?;
     socket.bind(&addr.into()).map_err(|e| in_use(addr, what, &e))
+}
+
+/// Binds shard `id`'s own port on `ip`: `base + 1 + id` (`base` is the `--flag` port), or a free
+/// port when `base` is 0; exclusive, like [`bind_exclusive`].
+pub fn bind_own(
+    ip: std::net::IpAddr,
+    base: u16,
+    id: usize,
+    flag: &str,
+    what: &str,
+) -> Result<TcpListener, String> {
+    let port = match base {
+        0 => 0,
+        base => u16::try_from(usize::from(base) + 1 + id).map_err(|_| {
+            format!("shard {id}'s own port would be {base}+1+{id}, past 65535; give --{flag} a lower port")
+        })?,
+    };
+    bind_exclusive(SocketAddr::new(ip, port), what)
 }
 
 /// Binds `addr` without SO_REUSEPORT, so that no other socket can share the port.

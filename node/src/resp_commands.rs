@@ -94,6 +94,10 @@ pub const COMMANDS: &[Spec] = &[
     spec("COMMAND", -1, Kind::Connection),
     spec("CONFIG", -2, Kind::Connection),
     spec("TIME", 1, Kind::Connection),
+    spec("CLUSTER", -2, Kind::Connection),
+    spec("READONLY", 1, Kind::Connection),
+    spec("READWRITE", 1, Kind::Connection),
+    spec("ASKING", 1, Kind::Connection),
     spec("DBSIZE", 1, Kind::Node),
     spec("SCAN", -2, Kind::Node),
     spec("KEYS", 2, Kind::Node),
@@ -369,10 +373,10 @@ pub async fn local_keys(shard: &Shard) -> Result<u64, String> {
     }
 }
 
-/// DBSIZE: every shard's rows of the table.
-pub async fn dbsize(shard: &Rc<Shard>) -> Result<u64, String> {
-    let mut total = local_keys(shard).await?;
-    for s in (0..shard.shards()).filter(|s| *s != shard.id) {
+/// DBSIZE: the rows of the table on the shards of `scope` (the connection's, `Conn::scope`).
+pub async fn dbsize(shard: &Rc<Shard>, scope: std::ops::Range<usize>) -> Result<u64, String> {
+    let mut total = if scope.contains(&shard.id) { local_keys(shard).await? } else { 0 };
+    for s in scope.filter(|s| *s != shard.id) {
         let mut command = Vec::new();
         reply::command(&mut command, [&b"DBSIZE"[..]].into_iter());
         let msg = |reply| ShardMsg::Resp { command, durability: Durability::NoSync, reply };

@@ -9,6 +9,7 @@
 //! meanwhile may or may not be; unlike Redis, a cursor is good only on the connection that got
 //! it (docs/RESP.md).
 
+use std::ops::Range;
 use std::rc::Rc;
 
 use futures::channel::oneshot;
@@ -210,7 +211,7 @@ pub async fn scan(shard: &Rc<Shard>, conn: &Conn, words: &[&[u8]]) -> Vec<u8> {
         Err(e) => return error_reply(&e),
     };
     let (mut s, mut resume) = if cursor == 0 {
-        (0, None)
+        (conn.scope.start, None)
     } else {
         match conn.take_cursor(cursor) {
             Some(Cursor { shard, resume, .. }) => (shard, resume),
@@ -218,7 +219,7 @@ pub async fn scan(shard: &Rc<Shard>, conn: &Conn, words: &[&[u8]]) -> Vec<u8> {
         }
     };
     let mut keys = Vec::new();
-    while s < shard.shards() && keys.is_empty() {
+    while s < conn.scope.end && keys.is_empty() {
         let (page, next) = match page_on(shard, s, resume.take(), count).await {
             Ok(p) => p,
             Err(e) => return error_reply(&e),
@@ -233,7 +234,7 @@ pub async fn scan(shard: &Rc<Shard>, conn: &Conn, words: &[&[u8]]) -> Vec<u8> {
             None => s += 1,
         }
     }
-    let next = if s >= shard.shards() { 0 } else { conn.open_cursor(s, resume, CURSORS_MAX) };
+    let next = if s >= conn.scope.end { 0 } else { conn.open_cursor(s, resume, CURSORS_MAX) };
     let mut out = Vec::new();
     reply::array(&mut out, 2);
     reply::bulk(&mut out, next.to_string().as_bytes());
@@ -265,11 +266,12 @@ fn scan_options<'a>(words: &[&'a [u8]]) -> Result<(Option<&'a [u8]>, usize, bool
     Ok((pattern, count, strings))
 }
 
-/// KEYS pattern: every key that matches, from every shard; refused past `limit` reply bytes.
-pub async fn keys(shard: &Rc<Shard>, pattern: &[u8], limit: usize) -> Vec<u8> {
+/// KEYS pattern: every key that matches, from the shards of `scope`; refused past `limit`
+/// reply bytes.
+pub async fn keys(shard: &Rc<Shard>, scope: Range<usize>, pattern: &[u8], limit: usize) -> Vec<u8> {
     let mut found: Vec<Vec<u8>> = Vec::new();
     let mut bytes = 0;
-    for s in 0..shard.shards() {
+    for s in scope {
         let mut resume = None;
         loop {
             let (page, next) = match page_on(shard, s, resume.take(), KEYS_PAGE).await {
@@ -300,12 +302,12 @@ pub async fn keys(shard: &Rc<Shard>, pattern: &[u8], limit: usize) -> Vec<u8> {
     out
 }
 
-/// RANDOMKEY: the first key of the first shard with keys, starting at a shard picked from
-/// `seed` (not uniform over keys: see docs/RESP.md).
-pub async fn random_key(shard: &Rc<Shard>, seed: u64) -> Vec<u8> {
-    let shards = shard.shards();
+/// RANDOMKEY: the first key of the first shard of `scope` with keys, starting at a shard picked
+/// from `seed` (not uniform over keys: see docs/RESP.md).
+pub async fn random_key(shard: &Rc<Shard>, scope: Range<usize>, seed: u64) -> Vec<u8> {
+    let shards = scope.len();
     for i in 0..shards {
-        let s = (seed as usize + i) % shards;
+        let s = scope.start + (seed as usize + i) % shards;
         match page_on(shard, s, None, 1).await {
             Ok((page, _)) if !page.is_empty() => {
                 let mut out = Vec::new();
@@ -319,17 +321,15 @@ pub async fn random_key(shard: &Rc<Shard>, seed: u64) -> Vec<u8> {
     b"$-1\r\n".to_vec()
 }
 
-/// The DDL that empties the table: dropped (one range tombstone per shard) and created again.
-pub const FLUSH_DDL: &str = "DROP TABLE IF EXISTS resp_kv; \
-     CREATE TABLE IF NOT EXISTS resp_kv (k BINARY, v BINARY, PRIMARY KEY (SHARD(k)))";
-
 /// FLUSHDB / FLUSHALL: the table dropped and created again on every shard, by shard 0 (which
 /// orders DDL): here if this is shard 0, else asked over the mesh.
 pub async fn flush(shard: &Rc<Shard>) -> Vec<u8> {
     if shard.id == crate::router::DDL_COORDINATOR {
-        let kind = crate::router::FanOutKind::Ddl { text: FLUSH_DDL };
+        let kind = crate::router::FanOutKind::Ddl { text: resp_table::FLUSH_DDL };
         let mut out = ringstore_net::Writer { buf: Vec::new() };
-        return match crate::fanout::run(shard, kind, FLUSH_DDL.as_bytes(), &mut out).await {
+        return match crate::fanout::run(shard, kind, resp_table::FLUSH_DDL.as_bytes(), &mut out)
+            .await
+        {
             Ok(()) => b"+OK\r\n".to_vec(),
             Err(e) => error_reply(&format!("ERR {e}")),
         };

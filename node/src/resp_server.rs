@@ -13,6 +13,7 @@ use ringstore_storage::Durability;
 
 use crate::forward::ask;
 use crate::mesh::ShardMsg;
+use crate::resp_cluster;
 use crate::resp_commands::{self, COMMANDS};
 use crate::resp_scan;
 use crate::resp_session::Conn;
@@ -58,6 +59,8 @@ pub fn connection_command(
         "CLIENT" => client(conn, args, raw, out),
         "CONFIG" => config(shard, conn, args, raw, out),
         "COMMAND" => command(args, raw, out),
+        "CLUSTER" => resp_cluster::cluster(shard, conn, args, raw, out),
+        "READONLY" | "READWRITE" | "ASKING" => resp_cluster::accept(shard, out),
         _ => reply::error(out, &format!("ERR unknown command '{name}'")),
     }
     let _ = now_ms;
@@ -97,7 +100,7 @@ fn hello(shard: &Shard, conn: &Conn, args: &Args, raw: &[u8], out: &mut Vec<u8>)
     }
     let _ = shard;
     let three = conn.resp3.get();
-    map(out, 7, three);
+    reply::map(out, 7, three);
     for (k, v) in [("server", "redis"), ("version", REDIS_VERSION)] {
         reply::bulk(out, k.as_bytes());
         reply::bulk(out, v.as_bytes());
@@ -112,18 +115,6 @@ fn hello(shard: &Shard, conn: &Conn, args: &Args, raw: &[u8], out: &mut Vec<u8>)
     }
     reply::bulk(out, b"modules");
     reply::array(out, 0);
-}
-
-/// The header of a map of `pairs` entries: a RESP3 map, or in RESP2 a flat array of keys and
-/// values.
-fn map(out: &mut Vec<u8>, pairs: usize, resp3: bool) {
-    if resp3 {
-        out.push(b'%');
-        out.extend_from_slice(pairs.to_string().as_bytes());
-        out.extend_from_slice(b"\r\n");
-    } else {
-        reply::array(out, pairs * 2);
-    }
 }
 
 fn client(conn: &Conn, args: &Args, raw: &[u8], out: &mut Vec<u8>) {
@@ -208,7 +199,7 @@ fn config(shard: &Shard, conn: &Conn, args: &Args, raw: &[u8], out: &mut Vec<u8>
             (2..args.len()).any(|i| resp_scan::glob(args.get(raw, i), name.as_bytes(), true))
         })
         .collect();
-    map(out, hits.len(), conn.resp3.get());
+    reply::map(out, hits.len(), conn.resp3.get());
     for (name, value) in hits {
         reply::bulk(out, name.as_bytes());
         reply::bulk(out, value.as_bytes());
@@ -267,10 +258,14 @@ pub async fn node_command(shard: &Rc<Shard>, conn: &Conn, words: &[&[u8]]) -> Ve
     let name = String::from_utf8_lossy(words[0]).to_ascii_uppercase();
     match name.as_str() {
         "SCAN" => return resp_scan::scan(shard, conn, words).await,
-        "KEYS" => return resp_scan::keys(shard, words[1], shard.limits.output_buffer_bytes).await,
+        "KEYS" => {
+            let limit = shard.limits.output_buffer_bytes;
+            return resp_scan::keys(shard, conn.scope.clone(), words[1], limit).await;
+        }
         "RANDOMKEY" => {
             let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-            return resp_scan::random_key(shard, conn.id ^ u64::from(nanos.subsec_nanos())).await;
+            let seed = conn.id ^ u64::from(nanos.subsec_nanos());
+            return resp_scan::random_key(shard, conn.scope.clone(), seed).await;
         }
         "FLUSHDB" | "FLUSHALL" => {
             let mode = words.get(1).map(|w| w.to_ascii_uppercase());
@@ -283,7 +278,7 @@ pub async fn node_command(shard: &Rc<Shard>, conn: &Conn, words: &[&[u8]]) -> Ve
     }
     let mut out = Vec::new();
     if words[0].eq_ignore_ascii_case(b"DBSIZE") {
-        match resp_commands::dbsize(shard).await {
+        match resp_commands::dbsize(shard, conn.scope.clone()).await {
             Ok(n) => reply::integer(&mut out, n as i64),
             Err(e) => reply::error(&mut out, &e),
         }
@@ -372,7 +367,7 @@ async fn info(shard: &Rc<Shard>, conn: &Conn, sections: &[&[u8]]) -> Result<Stri
         );
     }
     if wants("keyspace") {
-        let keys = resp_commands::dbsize(shard).await?;
+        let keys = resp_commands::dbsize(shard, conn.scope.clone()).await?;
         text += "# Keyspace\r\n";
         if keys > 0 {
             text += &format!("db0:keys={keys},expires=0,avg_ttl=0\r\n");

@@ -1,6 +1,13 @@
-//! The built-in key/value table the RESP port serves (docs/RESP.md): `resp_kv (k BINARY,
-//! v BINARY, PRIMARY KEY (k))`, the key its own shard key, one version per row, a TTL per row.
-//! It is created at start (by shard 0, on every shard, as any DDL) when `--resp` is given.
+//! The built-in key/value table the RESP port serves (docs/RESP.md): `resp_kv (p INTEGER,
+//! k BINARY, v BINARY, PRIMARY KEY (SHARD(p), k))`, one version per row, a TTL per row. `k` is
+//! the Redis key; `p` is the partition token of the key's Redis Cluster slot (`resp_slots.rs`),
+//! so that the slot alone decides the shard and a cluster-aware client can send each key to its
+//! owner. It is created at start (by shard 0, on every shard, as any DDL) when `--resp` is given.
+//!
+//! A data directory made before slots has `resp_kv (k BINARY, v BINARY, PRIMARY KEY
+//! (SHARD(k)))`: the key its own shard key. Such a table is still served (every command works
+//! and routes as before), but without cluster mode: CLUSTER answers that cluster support is
+//! disabled, as a standalone Redis does. FLUSHALL re-creates the table in the new layout.
 //!
 //! Everything here goes through the table layer's operations the binary protocol's inline path
 //! uses: the row read from memory without waiting (`TableStore::read_stored_now`) or from disk
@@ -19,18 +26,29 @@ use std::rc::Rc;
 
 use ringstore_storage::table::{
     for_each_version, partition_of, visit_row, CatalogTable, Condition, OpResult, PutOptions,
-    Value, ValueRef, VersionSelect, WriteOp, WriteOutcome,
+    TableResult, Value, ValueRef, VersionSelect, WriteOp, WriteOutcome,
 };
 use ringstore_storage::{Durability, DurableWait};
 
+use crate::resp_slots;
 use crate::shard::Shard;
 
 /// The table's name.
 pub const TABLE: &str = "resp_kv";
+
+macro_rules! create_ddl {
+    () => {
+        "CREATE TABLE IF NOT EXISTS resp_kv \
+         (p INTEGER, k BINARY, v BINARY, PRIMARY KEY (SHARD(p), k))"
+    };
+}
 /// The DDL that creates it if missing.
-pub const CREATE_DDL: &str =
-    "CREATE TABLE IF NOT EXISTS resp_kv (k BINARY, v BINARY, PRIMARY KEY (SHARD(k)))";
-/// The key field and the value field.
+pub const CREATE_DDL: &str = create_ddl!();
+/// The DDL that empties it (FLUSHDB, FLUSHALL): dropped (one range tombstone per shard) and
+/// created again, in the current layout whatever the old one was.
+pub const FLUSH_DDL: &str = concat!("DROP TABLE IF EXISTS resp_kv; ", create_ddl!());
+/// The partition token field (the shard key), the key field and the value field.
+pub const TOKEN_FIELD: &str = "p";
 pub const KEY_FIELD: &str = "k";
 pub const VALUE_FIELD: &str = "v";
 
@@ -61,6 +79,35 @@ pub fn table(shard: &Shard) -> Result<Rc<CatalogTable>, String> {
     })
 }
 
+/// Whether the table has the slot layout (a partition token, the whole shard key, before the
+/// key), so that the port can serve Redis Cluster's commands; false for a table made before
+/// slots.
+pub fn has_slots(t: &CatalogTable) -> bool {
+    let schema = t.schema();
+    schema.key_position(TOKEN_FIELD) == Some(0) && schema.shard_key_len() == 1
+}
+
+/// The partition token of `key`'s row in the slot layout; None in the old layout.
+pub fn token(shard: &Shard, t: &CatalogTable, key: &[u8]) -> TableResult<Option<i32>> {
+    if !has_slots(t) {
+        return Ok(None);
+    }
+    let count = shard.partitions();
+    Ok(Some(resp_slots::tokens(t.schema(), count)?.of_key(key, count)))
+}
+
+/// `key`'s primary key fields (its token first in the slot layout), for the table layer's
+/// general operations.
+fn key_fields(shard: &Shard, key: &[u8]) -> OpResult<Vec<(&'static str, Value)>> {
+    let t = shard.tables.table(TABLE)?;
+    let mut fields = Vec::with_capacity(2);
+    if let Some(p) = token(shard, &t, key)? {
+        fields.push((TOKEN_FIELD, Value::Integer(p)));
+    }
+    fields.push((KEY_FIELD, Value::Binary(key.to_vec())));
+    Ok(fields)
+}
+
 /// Encodes `key` as the table's stored key into `out`; the shard that owns it. An error for a
 /// key the table refuses (longer than a key field may be).
 pub fn encode_key(
@@ -69,10 +116,17 @@ pub fn encode_key(
     key: &[u8],
     out: &mut Vec<u8>,
 ) -> Result<usize, String> {
-    let pairs = [(KEY_FIELD, ValueRef::Binary(key))];
-    let (_, shard_key_len) =
-        ringstore_storage::table::encode_primary_key_into(t.schema(), pairs, out)
-            .map_err(|e| format!("ERR {e}"))?;
+    let encode = |pairs: &[(&str, ValueRef<'_>)], out: &mut Vec<u8>| {
+        ringstore_storage::table::encode_primary_key_into(t.schema(), pairs.iter().copied(), out)
+            .map(|(_, shard_key_len)| shard_key_len)
+            .map_err(|e| format!("ERR {e}"))
+    };
+    let shard_key_len = match token(shard, t, key).map_err(|e| format!("ERR {e}"))? {
+        Some(p) => {
+            encode(&[(TOKEN_FIELD, ValueRef::Integer(p)), (KEY_FIELD, ValueRef::Binary(key))], out)?
+        }
+        None => encode(&[(KEY_FIELD, ValueRef::Binary(key))], out)?,
+    };
     Ok(shard.owner(partition_of(&out[..shard_key_len], shard.partitions())))
 }
 
@@ -154,19 +208,22 @@ pub fn apply_now(
     let Some((version, ttl_seconds)) = version_and_ttl(expiry_ms, now) else {
         return delete_now(shard, key, durability);
     };
-    let pairs = [(KEY_FIELD, ValueRef::Binary(key)), (VALUE_FIELD, ValueRef::Binary(value))];
+    let token = token(shard, t, key)?;
+    let pairs = token
+        .map(|p| (TOKEN_FIELD, ValueRef::Integer(p)))
+        .into_iter()
+        .chain([(KEY_FIELD, ValueRef::Binary(key)), (VALUE_FIELD, ValueRef::Binary(value))]);
     let options = PutOptions { condition: Condition::Always, version, ttl_seconds };
     let mut scratch = shard.scratch.borrow_mut();
     let owns = |_: &[u8]| true;
-    let done =
-        shard.tables.put_now(t, pairs.into_iter(), options, durability, now, &mut scratch, owns);
+    let done = shard.tables.put_now(t, pairs, options, durability, now, &mut scratch, owns);
     drop(scratch);
     if let Some(done) = done {
         return done.map(|(_, wait)| wait);
     }
     // A put the allocation-free path declines (it then reports why through the general path).
-    let row =
-        [(KEY_FIELD, Value::Binary(key.to_vec())), (VALUE_FIELD, Value::Binary(value.to_vec()))];
+    let mut row = key_fields(shard, key)?;
+    row.push((VALUE_FIELD, Value::Binary(value.to_vec())));
     let mut op = WriteOp::put(&row);
     if let (Some(v), Some(ttl)) = (version, ttl_seconds) {
         op = op.version(v).ttl_seconds(ttl);
@@ -178,7 +235,7 @@ pub fn apply_now(
 }
 
 fn delete_now(shard: &Shard, key: &[u8], durability: Durability) -> OpResult<Appended> {
-    let k = [(KEY_FIELD, Value::Binary(key.to_vec()))];
+    let k = key_fields(shard, key)?;
     match shard.tables.write_now(TABLE, &WriteOp::delete(&k), durability) {
         Some(done) => done.map(|(_, wait)| wait),
         None => unreachable!("an unconditional delete needs no read"),
@@ -187,7 +244,7 @@ fn delete_now(shard: &Shard, key: &[u8], durability: Durability) -> OpResult<App
 
 /// The key's row read with waiting (from disk if need be): its value, expiry and token.
 pub async fn read(shard: &Shard, key: &[u8]) -> OpResult<Option<(Vec<u8>, u64, Condition)>> {
-    let k = [(KEY_FIELD, Value::Binary(key.to_vec()))];
+    let k = key_fields(shard, key)?;
     let Some(row) = shard.tables.get(TABLE, &k, VersionSelect::Newest).await? else {
         return Ok(None);
     };
@@ -210,12 +267,13 @@ pub async fn apply_if(
     durability: Durability,
 ) -> OpResult<bool> {
     let now = shard.tables.store().now_ms();
-    let k = [(KEY_FIELD, Value::Binary(key.to_vec()))];
+    let k = key_fields(shard, key)?;
     let outcome = match effect {
         Effect::None => return Ok(true),
         Effect::Put { value, expiry_ms } => match version_and_ttl(*expiry_ms, now) {
             Some((version, ttl)) => {
-                let row = [k[0].clone(), (VALUE_FIELD, Value::Binary(value.to_vec()))];
+                let mut row = k.clone();
+                row.push((VALUE_FIELD, Value::Binary(value.to_vec())));
                 let mut op = WriteOp::put(&row).condition(condition);
                 if let (Some(v), Some(ttl)) = (version, ttl) {
                     op = op.version(v).ttl_seconds(ttl);

@@ -29,6 +29,9 @@ pub struct Shard {
     pub tables: TableStore,
     pub map: PartitionMap,
     pub topology: Topology,
+    /// Every shard's own RESP port, by shard (empty without `--resp`): the nodes of the RESP
+    /// port's Redis Cluster view (`resp_cluster.rs`).
+    pub resp_ports: Vec<u16>,
     pub limits: Limits,
     pub peers: Peers,
     pub counters: Counters,

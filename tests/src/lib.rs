@@ -51,6 +51,8 @@ pub struct ReadyLine {
     pub metrics: Option<SocketAddr>,
     /// The RESP port (`resp=`; absent or `-`: none).
     pub resp: Option<SocketAddr>,
+    /// Each shard's own RESP port (`resp_shard_ports=`; absent or `-`: none).
+    pub resp_shard_ports: Vec<u16>,
 }
 
 impl ReadyLine {
@@ -75,6 +77,10 @@ impl ReadyLine {
             resp: match field("resp") {
                 None | Some("-") => None,
                 Some(r) => Some(r.parse().ok()?),
+            },
+            resp_shard_ports: match field("resp_shard_ports") {
+                None | Some("-") => Vec::new(),
+                Some(ports) => ports.split(',').map(str::parse).collect::<Result<_, _>>().ok()?,
             },
         })
     }
@@ -256,10 +262,12 @@ mod tests {
         assert_eq!(r.partitions, 256);
         assert_eq!((r.metrics, r.resp), (None, None));
         let with_resp = ReadyLine::parse(
-            "ringstore-node ready listen=127.0.0.1:5000 shards=1 shard_ports=5001 partitions=4 metrics=- resp=127.0.0.1:6379",
+            "ringstore-node ready listen=127.0.0.1:5000 shards=1 shard_ports=5001 partitions=4 metrics=- resp=127.0.0.1:6379 resp_shard_ports=6380",
         )
         .expect("parses");
         assert_eq!(with_resp.resp, Some("127.0.0.1:6379".parse().expect("addr")));
+        assert_eq!(with_resp.resp_shard_ports, [6380]);
+        assert!(r.resp_shard_ports.is_empty());
         assert!(ReadyLine::parse("something else").is_none());
     }
 }

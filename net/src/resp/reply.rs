@@ -55,6 +55,18 @@ pub fn array(out: &mut Vec<u8>, n: usize) {
     out.extend_from_slice(b"\r\n");
 }
 
+/// The header of a map of `pairs` entries: a RESP3 map (`%pairs`), or in RESP2 a flat array of
+/// keys and values, as Redis answers a RESP2 client.
+pub fn map(out: &mut Vec<u8>, pairs: usize, resp3: bool) {
+    if resp3 {
+        out.push(b'%');
+        out.extend_from_slice(itoa::Buffer::new().format(pairs).as_bytes());
+        out.extend_from_slice(b"\r\n");
+    } else {
+        array(out, pairs * 2);
+    }
+}
+
 /// A command as a client sends it: an array of bulk strings.
 pub fn command<'a>(out: &mut Vec<u8>, args: impl ExactSizeIterator<Item = &'a [u8]>) {
     array(out, args.len());

@@ -54,6 +54,7 @@ pub async fn shard(dir: &std::path::Path, shards: u32, id: usize) -> Rc<Shard> {
         tables,
         map,
         topology,
+        resp_ports: Vec::new(),
         limits: Limits::default(),
         peers: mesh::connect(mesh::channels(1, 16).remove(0), 16).await.0,
         counters: Counters::default(),
