@@ -32,6 +32,18 @@
 #                   (100,000 keys preloaded, in ringstore-load's key format)
 #   resp-ycsb-c     ringstore-load --protocol resp --workload c --pipeline 1
 #
+# Cluster loads, not in `same-client` (ask for them with --loads, or `same-client-cluster`):
+# redis-benchmark as above against Redis, and `redis-benchmark --cluster` against the node's RESP
+# port (docs/RESP.md, "Cluster mode"), which reads CLUSTER NODES and sends each key to the shard
+# that owns it. In cluster mode redis-benchmark's keys carry a hash tag of its node's first slot
+# (key:{TAG}:%012d), so each shard gets -r keys; the script learns the tags from a short run on
+# the fresh node, then preloads and warms 1,000,000 keys per tag the same way:
+#
+#   rbc-get-p32     redis-benchmark -c 50 -d 100 -r 1000000 -t get -P 32 (--cluster for the node)
+#   rbc-set-p32     the same, -t set
+#   rbc-get-p1      the same as rbc-get-p32, -P 1
+#   rbc-set-p1      the same as rbc-set-p32, -P 1
+#
 # Durable same-client loads, not in `same-client` (ask for them with --loads, or
 # `same-client-durable`): Redis with appendonly yes and appendfsync always, the node with
 # --resp-durability sync (each SET's reply after the fdatasync that covers it):
@@ -58,7 +70,8 @@
 #   --warmup S              warm-up seconds before each measured run, both servers (default 2)
 #   --loads LIST            comma-separated subset of the loads above (default: the first six;
 #                           `same-client` = the six same-client loads;
-#                           `same-client-durable` = the two durable ones)
+#                           `same-client-durable` = the two durable ones;
+#                           `same-client-cluster` = the four cluster ones)
 #   --out DIR               where to write (default perf/results/compare-<UTC date-time>)
 #
 # Writes into the output directory: header.txt (revisions, kernel, CPU, date, command line),
@@ -126,12 +139,17 @@ declare -A SAME_CLIENT_DEF=(
     [resp-ycsb-c]="ringstore-load c 1 none"
     [rb-set-sync-p1]="redis-benchmark set 1 aof-always"
     [rb-set-sync-p32]="redis-benchmark set 32 aof-always"
+    [rbc-get-p32]="redis-benchmark-cluster get 32 none"
+    [rbc-set-p32]="redis-benchmark-cluster set 32 none"
+    [rbc-get-p1]="redis-benchmark-cluster get 1 none"
+    [rbc-set-p1]="redis-benchmark-cluster set 1 none"
 )
 # Redis holds every key in memory; so does the node's record cache in the same-client loads:
 # 1,000,000 rows at 256 bytes each, with room to spare, on each shard.
 SAME_CLIENT_CACHE_BYTES=$((384 * 1024 * 1024))
 SAME_CLIENT_LOADS=rb-get-p32,rb-set-p32,rb-get-p1,rb-set-p1,resp-ycsb-a,resp-ycsb-c
 SAME_CLIENT_DURABLE_LOADS=rb-set-sync-p1,rb-set-sync-p32
+SAME_CLIENT_CLUSTER_LOADS=rbc-get-p32,rbc-set-p32,rbc-get-p1,rbc-set-p1
 for l in "${!SAME_CLIENT_DEF[@]}"; do
     read -r -a d <<<"${SAME_CLIENT_DEF[$l]}"
     LOAD_DEF[$l]="${d[1]} ${d[2]} ${d[3]}"
@@ -142,9 +160,11 @@ declare -A REDIS_GUESS=(
     [put-sync-p1]=5000 [put-sync-p32]=50000
     [rb-get-p32]=400000 [rb-set-p32]=300000 [rb-get-p1]=40000 [rb-set-p1]=40000
     [rb-set-sync-p1]=5000 [rb-set-sync-p32]=50000
+    [rbc-get-p32]=400000 [rbc-set-p32]=300000 [rbc-get-p1]=40000 [rbc-set-p1]=40000
 )
 [[ $LOADS != same-client ]] || LOADS=$SAME_CLIENT_LOADS
 [[ $LOADS != same-client-durable ]] || LOADS=$SAME_CLIENT_DURABLE_LOADS
+[[ $LOADS != same-client-cluster ]] || LOADS=$SAME_CLIENT_CLUSTER_LOADS
 IFS=, read -r -a LOAD_LIST <<<"$LOADS"
 for l in "${LOAD_LIST[@]}"; do
     [[ -n ${LOAD_DEF[$l]:-} ]] || die "unknown load '$l'; known: ${!LOAD_DEF[*]}"
@@ -312,7 +332,7 @@ EOF
 
 # The same-client loads' preloads (SETs) and warm passes (GETs): redis-benchmark's keys
 # (-r 1000000: key:%012d) and ringstore-load's (100,000 keys: k%015d), 100-byte values.
-if [[ ,$LOADS, == *,rb-* || ,$LOADS, == *,resp-* ]]; then
+if [[ ,$LOADS, == *,rb-* || ,$LOADS, == *,rbc-* || ,$LOADS, == *,resp-* ]]; then
     python3 - "$work" <<'EOF'
 import sys
 v = b"x" * 100
@@ -325,6 +345,38 @@ for name, count, fmt in (("1m", 1000000, b"key:%012d"), ("ycsb", 100000, b"k%015
         f.writelines(cmd(b"GET", fmt % i) for i in range(count))
 EOF
 fi
+
+# cluster_preload PORT RAW_PREFIX: the keys redis-benchmark --cluster will use against the node
+# at PORT, SET then GET: a short run learns each node's hash tag (FLUSHALL then removes its
+# keys), and 1,000,000 keys per tag (key:{TAG}:%012d) go through redis-cli --pipe.
+cluster_preload() {
+    local port=$1 raw=$2 tags
+    redis-benchmark --cluster -h 127.0.0.1 -p "$port" -c 50 -n 5000 -r 1 -t set -q \
+        >"$raw-tags.txt" 2>&1
+    tags=$(redis-cli -p "$port" --scan --pattern 'key:{*' | sed -n 's/^key:{\([^}]*\)}:.*/\1/p' \
+        | sort -u | tr '\n' ' ')
+    echo "tags: $tags" >>"$raw-tags.txt"
+    [[ -n $tags ]] || die "redis-benchmark --cluster wrote no tagged keys; see $raw-tags.txt"
+    redis-cli -p "$port" flushall >>"$raw-tags.txt" 2>&1
+    local tag
+    for tag in $tags; do
+        [[ -f $work/preload-tag-$tag.resp ]] || python3 - "$work" "$tag" <<'EOF'
+import sys
+work, tag = sys.argv[1], sys.argv[2].encode()
+v = b"x" * 100
+def cmd(*words):
+    return b"*%d\r\n" % len(words) + b"".join(b"$%d\r\n%s\r\n" % (len(w), w) for w in words)
+keys = [b"key:{%s}:%012d" % (tag, i) for i in range(1000000)]
+with open(f"{work}/preload-tag-{tag.decode()}.resp", "wb") as f:
+    f.writelines(cmd(b"SET", k, v) for k in keys)
+with open(f"{work}/warm-tag-{tag.decode()}.resp", "wb") as f:
+    f.writelines(cmd(b"GET", k) for k in keys)
+EOF
+        { redis-cli -p "$port" --pipe <"$work/preload-tag-$tag.resp"
+          redis-cli -p "$port" --pipe <"$work/warm-tag-$tag.resp"
+        } >>"$raw-preload.txt" 2>&1
+    done
+}
 
 # same_client_preload PORT NAME RAW_PREFIX: the SETs, then the GETs, of key set NAME.
 same_client_preload() {
@@ -355,16 +407,20 @@ run_redis() {
 # PORT (pid SERVER_PID), runs redis-benchmark against it, and adds its line to the results.
 redis_benchmark() {
     local round=$1 load=$2 server=$3 port=$4 raw=$5
-    local def test pipeline keys=100000
+    local def test pipeline keys=100000 cluster=()
     read -r -a def <<<"${LOAD_DEF[$load]}"
     test=${def[0]} pipeline=${def[1]}
-    if [[ -n ${SAME_CLIENT_DEF[$load]:-} ]]; then
+    if [[ ${SAME_CLIENT_DEF[$load]:-} == redis-benchmark-cluster* && $server != redis ]]; then
+        keys=1000000
+        cluster=(--cluster)
+        cluster_preload "$port" "$raw"
+    elif [[ -n ${SAME_CLIENT_DEF[$load]:-} ]]; then
         keys=1000000
         same_client_preload "$port" 1m "$raw"
     else
         redis-cli -p "$port" --pipe <"$PRELOAD" >"$raw-preload.txt" 2>&1
     fi
-    local bench=(redis-benchmark -h 127.0.0.1 -p "$port" -c 50 -d 100 -r "$keys"
+    local bench=(redis-benchmark "${cluster[@]}" -h 127.0.0.1 -p "$port" -c 50 -d 100 -r "$keys"
                  -P "$pipeline" -t "$test" --precision 3)
     # Warm-up: the same benchmark for --warmup seconds, stopped by SIGINT; its last progress
     # line's overall rate sizes the measured run (-n) to last about --seconds.
@@ -533,7 +589,11 @@ what = {"get-p32": "get, pipeline 32", "put-nosync-p32": "put NoSync / SET, pipe
         "resp-ycsb-a": "ringstore-load --protocol resp YCSB A on both, pipeline 1",
         "resp-ycsb-c": "ringstore-load --protocol resp YCSB C on both, pipeline 1",
         "rb-set-sync-p1": "redis-benchmark SET on both (appendfsync always / RESP sync), pipeline 1",
-        "rb-set-sync-p32": "redis-benchmark SET on both (appendfsync always / RESP sync), pipeline 32"}
+        "rb-set-sync-p32": "redis-benchmark SET on both (appendfsync always / RESP sync), pipeline 32",
+        "rbc-get-p32": "redis-benchmark GET (--cluster on the node), pipeline 32",
+        "rbc-set-p32": "redis-benchmark SET (--cluster on the node, RESP no-sync), pipeline 32",
+        "rbc-get-p1": "redis-benchmark GET (--cluster on the node), pipeline 1",
+        "rbc-set-p1": "redis-benchmark SET (--cluster on the node, RESP no-sync), pipeline 1"}
 
 def val(rnd, load, server, f):
     r = by.get((rnd, load, server))
