@@ -311,8 +311,8 @@ async fn all_stats(shard: &Rc<Shard>) -> Result<Vec<ShardStats>, String> {
     Ok(stats)
 }
 
-/// INFO: the server, clients, stats, persistence and keyspace sections (those asked for, or
-/// all), from every shard's statistics.
+/// INFO: the server, clients, stats, persistence, cluster and keyspace sections (those asked
+/// for, or all), from every shard's statistics.
 async fn info(shard: &Rc<Shard>, conn: &Conn, sections: &[&[u8]]) -> Result<String, String> {
     let stats = all_stats(shard).await?;
     let wants = |name: &str| {
@@ -365,6 +365,10 @@ async fn info(shard: &Rc<Shard>, conn: &Conn, sections: &[&[u8]]) -> Result<Stri
             t("fsyncs"),
             t("disk_bytes")
         );
+    }
+    if wants("cluster") {
+        let enabled = u8::from(resp_cluster::enabled(shard));
+        text += &format!("# Cluster\r\ncluster_enabled:{enabled}\r\n\r\n");
     }
     if wants("keyspace") {
         let keys = resp_commands::dbsize(shard, conn.scope.clone()).await?;

@@ -139,6 +139,7 @@ fn the_slot_map_covers_every_slot_once_on_the_shards_own_ports() {
         c.call("CLUSTER KEYSLOT {user1000}.followers")
     );
     assert!(c.call("CLUSTER INFO").contains("cluster_state:ok\r\ncluster_slots_assigned:16384"));
+    assert!(c.call("INFO cluster").contains("# Cluster\r\ncluster_enabled:1\r\n"));
 
     let ports = slot_ports(&mut c);
     assert!(ports.iter().all(|p| own.contains(p)), "every slot is served by a shard's own port");
@@ -287,6 +288,7 @@ fn a_table_made_before_slots_is_served_without_cluster_mode_until_flushall() {
     let disabled = "-ERR This instance has cluster support disabled\r\n";
     assert_eq!(c.call("CLUSTER SLOTS"), disabled);
     assert_eq!(c.call("READONLY"), disabled);
+    assert!(c.call("INFO cluster").contains("cluster_enabled:0"));
     assert_eq!(c.call("SET a 1"), "+OK\r\n");
     assert_eq!(c.call("GET a"), "$1\r\n1\r\n");
     assert_eq!(c.call("FLUSHALL"), "+OK\r\n");
