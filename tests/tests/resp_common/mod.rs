@@ -15,6 +15,37 @@ use ringstore_tests::Node;
 /// Bounds every read, write and connect.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Whether redis-py is installed; without it a test that needs it passes only outside CI
+/// (`.ci/run` installs it).
+pub fn has_redis_py() -> bool {
+    let has =
+        Command::new("python3").args(["-c", "import redis"]).status().is_ok_and(|s| s.success());
+    assert!(has || std::env::var_os("CI").is_none(), "CI installs redis-py (.ci/run)");
+    has
+}
+
+/// Runs `tests/resp_python/SCRIPT PORT` with python3 (at most 120 s) and returns its output,
+/// which must start with `ok `.
+pub fn run_python(script: &str, port: u16) -> String {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/resp_python").join(script);
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg("python3")
+        .arg(&script)
+        .arg(port.to_string())
+        .output()
+        .expect("run python3");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success() && stdout.starts_with("ok "),
+        "{script:?} failed: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 /// A node with its RESP port on a free loopback port.
 pub fn node(extra: &[&str]) -> (tempfile::TempDir, Node) {
     let dir = tempfile::tempdir().expect("temp dir");
