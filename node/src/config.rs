@@ -364,17 +364,17 @@ impl NodeConfig {
         Ok(())
     }
 
-    /// The shard whose own port (`listen` port + 1 + shard) is `port`, when `listen` names one.
-    fn shard_with_port(&self, port: u16) -> Option<usize> {
-        let first = usize::from(self.listen.port()).checked_add(1)?;
-        let offset = usize::from(port).checked_sub(first)?;
-        (self.listen.port() != 0 && offset < self.shards).then_some(offset)
+    /// The shards' own ports over `base` (`base` + 1 + shard), when `base` is not 0.
+    fn own_ports(&self, base: u16) -> Option<std::ops::RangeInclusive<usize>> {
+        let first = usize::from(base) + 1;
+        (base != 0).then(|| first..=first + self.shards - 1)
     }
 
-    /// The shards' own ports (`listen` port + 1 + shard), when `listen` names one.
-    fn shard_with_port_range(&self) -> Option<std::ops::RangeInclusive<usize>> {
-        let first = usize::from(self.listen.port()) + 1;
-        (self.listen.port() != 0).then(|| first..=first + self.shards - 1)
+    /// The shard whose own port (`listen` port + 1 + shard) is `port`, when `listen` names one.
+    fn shard_with_port(&self, port: u16) -> Option<usize> {
+        let own = self.own_ports(self.listen.port())?;
+        let port = usize::from(port);
+        own.contains(&port).then(|| port - own.start())
     }
 
     fn validate_metrics(&self) -> Result<(), ConfigError> {
@@ -392,10 +392,10 @@ impl NodeConfig {
                 return Err(invalid("resp", resp, why));
             }
             // The shards' own RESP ports (`--resp` port + 1 + shard) must miss the others.
-            let own = usize::from(resp.port()) + 1..=usize::from(resp.port()) + self.shards;
+            let own = self.own_ports(resp.port()).expect("the --resp port is not 0 here");
             let listen = usize::from(self.listen.port());
             let taken = std::iter::once(listen)
-                .chain(self.shard_with_port_range().into_iter().flatten())
+                .chain(self.own_ports(self.listen.port()).into_iter().flatten())
                 .chain(self.metrics.map(|m| usize::from(m.port())))
                 .find(|p| *p != 0 && own.contains(p));
             if let Some(port) = taken {

@@ -108,11 +108,9 @@ fn info(shard: &Shard) -> String {
 /// that node's slots to the shared port, which any shard may answer).
 fn nodes(shard: &Shard, conn: &Conn) -> String {
     let ranges = ranges(shard);
-    let on_own_port =
-        conn.local.parse::<SocketAddr>().is_ok_and(|a| a.port() == shard.resp_ports[shard.id]);
     let mut text = String::new();
     for s in 0..shard.shards() {
-        let flags = if s == shard.id && on_own_port { "myself,master" } else { "master" };
+        let flags = if s == shard.id && conn.own_port { "myself,master" } else { "master" };
         text += &format!(
             "{} {}@0 {flags} - 0 0 {EPOCH} connected",
             node_id(shard, s),

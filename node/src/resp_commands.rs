@@ -373,7 +373,7 @@ pub async fn local_keys(shard: &Shard) -> Result<u64, String> {
     }
 }
 
-/// DBSIZE: the rows of the table on the shards of `scope` (the connection's, `Conn::scope`).
+/// DBSIZE: the rows of the table on the shards of `scope` (the connection's, `resp_scan::scope`).
 pub async fn dbsize(shard: &Rc<Shard>, scope: std::ops::Range<usize>) -> Result<u64, String> {
     let mut total = if scope.contains(&shard.id) { local_keys(shard).await? } else { 0 };
     for s in scope.filter(|s| *s != shard.id) {

@@ -67,8 +67,7 @@ pub async fn serve(shard: Rc<Shard>, settings: Rc<RespSettings>, mut stream: Tcp
     let peer = stream.peer_addr().map_or_else(|_| "?".into(), |a| a.to_string());
     let local_addr = stream.local_addr().ok();
     let local = local_addr.map_or_else(|| "?".into(), |a| a.to_string());
-    let on_own_port = local_addr.is_some_and(|a| shard.resp_ports.get(shard.id) == Some(&a.port()));
-    let scope = if on_own_port { shard.id..shard.id + 1 } else { 0..shard.shards() };
+    let own_port = local_addr.is_some_and(|a| shard.resp_ports.get(shard.id) == Some(&a.port()));
     let fd = stream.as_raw_fd();
     let (reader, writer) = futures_lite::io::split(stream);
     let out = Rc::new(Output::new(fd, shard.budget.clone()));
@@ -83,7 +82,7 @@ pub async fn serve(shard: Rc<Shard>, settings: Rc<RespSettings>, mut stream: Tcp
         name: RefCell::new(None),
         peer,
         local,
-        scope,
+        own_port,
         closing: Cell::new(false),
         resp3: Cell::new(false),
         barrier: Cell::new(false),

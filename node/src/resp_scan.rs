@@ -92,6 +92,17 @@ fn class<'p>(mut p: &'p [u8], t: u8, same: &impl Fn(u8, u8) -> bool) -> (bool, &
     (matched != negate, p)
 }
 
+/// The shards whose keys DBSIZE, SCAN, KEYS, RANDOMKEY and INFO's keyspace cover for `conn`:
+/// every shard on the shared RESP port (a standalone Redis's keys), only its own on a shard's
+/// own RESP port (a Redis Cluster node's keys).
+pub fn scope(shard: &Shard, conn: &Conn) -> Range<usize> {
+    if conn.own_port {
+        shard.id..shard.id + 1
+    } else {
+        0..shard.shards()
+    }
+}
+
 /// One page of this shard's keys after `resume` (a stored key): the keys and where the next
 /// page starts (None: this shard has no more).
 pub async fn local_page(
@@ -210,8 +221,9 @@ pub async fn scan(shard: &Rc<Shard>, conn: &Conn, words: &[&[u8]]) -> Vec<u8> {
         Ok(o) => o,
         Err(e) => return error_reply(&e),
     };
+    let scope = scope(shard, conn);
     let (mut s, mut resume) = if cursor == 0 {
-        (conn.scope.start, None)
+        (scope.start, None)
     } else {
         match conn.take_cursor(cursor) {
             Some(Cursor { shard, resume, .. }) => (shard, resume),
@@ -219,7 +231,7 @@ pub async fn scan(shard: &Rc<Shard>, conn: &Conn, words: &[&[u8]]) -> Vec<u8> {
         }
     };
     let mut keys = Vec::new();
-    while s < conn.scope.end && keys.is_empty() {
+    while s < scope.end && keys.is_empty() {
         let (page, next) = match page_on(shard, s, resume.take(), count).await {
             Ok(p) => p,
             Err(e) => return error_reply(&e),
@@ -234,7 +246,7 @@ pub async fn scan(shard: &Rc<Shard>, conn: &Conn, words: &[&[u8]]) -> Vec<u8> {
             None => s += 1,
         }
     }
-    let next = if s >= conn.scope.end { 0 } else { conn.open_cursor(s, resume, CURSORS_MAX) };
+    let next = if s >= scope.end { 0 } else { conn.open_cursor(s, resume, CURSORS_MAX) };
     let mut out = Vec::new();
     reply::array(&mut out, 2);
     reply::bulk(&mut out, next.to_string().as_bytes());

@@ -260,12 +260,12 @@ pub async fn node_command(shard: &Rc<Shard>, conn: &Conn, words: &[&[u8]]) -> Ve
         "SCAN" => return resp_scan::scan(shard, conn, words).await,
         "KEYS" => {
             let limit = shard.limits.output_buffer_bytes;
-            return resp_scan::keys(shard, conn.scope.clone(), words[1], limit).await;
+            return resp_scan::keys(shard, resp_scan::scope(shard, conn), words[1], limit).await;
         }
         "RANDOMKEY" => {
             let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
             let seed = conn.id ^ u64::from(nanos.subsec_nanos());
-            return resp_scan::random_key(shard, conn.scope.clone(), seed).await;
+            return resp_scan::random_key(shard, resp_scan::scope(shard, conn), seed).await;
         }
         "FLUSHDB" | "FLUSHALL" => {
             let mode = words.get(1).map(|w| w.to_ascii_uppercase());
@@ -278,7 +278,7 @@ pub async fn node_command(shard: &Rc<Shard>, conn: &Conn, words: &[&[u8]]) -> Ve
     }
     let mut out = Vec::new();
     if words[0].eq_ignore_ascii_case(b"DBSIZE") {
-        match resp_commands::dbsize(shard, conn.scope.clone()).await {
+        match resp_commands::dbsize(shard, resp_scan::scope(shard, conn)).await {
             Ok(n) => reply::integer(&mut out, n as i64),
             Err(e) => reply::error(&mut out, &e),
         }
@@ -371,7 +371,7 @@ async fn info(shard: &Rc<Shard>, conn: &Conn, sections: &[&[u8]]) -> Result<Stri
         text += &format!("# Cluster\r\ncluster_enabled:{enabled}\r\n\r\n");
     }
     if wants("keyspace") {
-        let keys = resp_commands::dbsize(shard, conn.scope.clone()).await?;
+        let keys = resp_commands::dbsize(shard, resp_scan::scope(shard, conn)).await?;
         text += "# Keyspace\r\n";
         if keys > 0 {
             text += &format!("db0:keys={keys},expires=0,avg_ttl=0\r\n");

@@ -34,10 +34,10 @@ pub struct Conn {
     pub name: RefCell<Option<Vec<u8>>>,
     pub peer: String,
     pub local: String,
-    /// The shards whose keys DBSIZE, SCAN, KEYS, RANDOMKEY and INFO's keyspace cover: every
-    /// shard on the shared RESP port (a standalone Redis's keys), only this one on the shard's
-    /// own RESP port (a Redis Cluster node's keys, `resp_cluster.rs`).
-    pub scope: std::ops::Range<usize>,
+    /// The connection came in on its shard's own RESP port (a Redis Cluster node,
+    /// `resp_cluster.rs`), not the shared one: its node-wide commands cover that shard only
+    /// (`resp_scan::scope`).
+    pub own_port: bool,
     /// QUIT, or a protocol error: stop reading, close once the replies are out.
     pub closing: Cell<bool>,
     /// The client asked for RESP3 (`HELLO 3`): replies are converted as they are delivered

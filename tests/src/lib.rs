@@ -62,13 +62,11 @@ impl ReadyLine {
         let field = |key: &str| {
             rest.split(' ').find_map(|kv| kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
         };
+        let ports =
+            |list: &str| list.split(',').map(str::parse).collect::<Result<Vec<u16>, _>>().ok();
         Some(ReadyLine {
             listen: field("listen")?.parse().ok()?,
-            shard_ports: field("shard_ports")?
-                .split(',')
-                .map(str::parse)
-                .collect::<Result<_, _>>()
-                .ok()?,
+            shard_ports: ports(field("shard_ports")?)?,
             partitions: field("partitions")?.parse().ok()?,
             metrics: match field("metrics")? {
                 "-" => None,
@@ -80,7 +78,7 @@ impl ReadyLine {
             },
             resp_shard_ports: match field("resp_shard_ports") {
                 None | Some("-") => Vec::new(),
-                Some(ports) => ports.split(',').map(str::parse).collect::<Result<_, _>>().ok()?,
+                Some(list) => ports(list)?,
             },
         })
     }
