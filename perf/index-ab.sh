@@ -8,10 +8,11 @@
 # after another, ALTERNATIONS times, each with two rounds of 500,000 overwrites and gets on KEYS
 # keys; the script prints every round and, per binary, the median and minimum ns/op over all its
 # rounds. On a shared host the same binary varies by up to 2x from minute to minute, so only
-# medians of interleaved rounds say anything.
+# medians of interleaved rounds say anything. INDEX_AB_ARGS adds arguments to every run, for
+# example INDEX_AB_ARGS="--key-prefix key:{06S}: --key-size 22 --other-table-keys 1".
 set -euo pipefail
 if [ $# -lt 3 ]; then
-    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 alternations=$1 keys=$2
@@ -19,7 +20,7 @@ shift 2
 out=$(mktemp)
 for _ in $(seq "$alternations"); do
     for bin in "$@"; do
-        RUST_BACKTRACE=0 "$bin" --keys "$keys" --ops 500000 --rounds 2 | grep '^round' |
+        RUST_BACKTRACE=0 "$bin" --keys "$keys" --ops 500000 --rounds 2 ${INDEX_AB_ARGS:-} | grep '^round' |
             sed "s|^|$(basename "$bin") |" | tee -a "$out"
     done
 done

@@ -7,7 +7,10 @@
 //! of a key that exists, what a NoSync put of the comparison table does) and of `Index::get`,
 //! and prints every round and the median. Keys have the shape of the load generator's benchmark
 //! table as the store sees them: the 4-byte table prefix, then the STRING `k000…n` of
-//! `--key-size` bytes, escaped (end mark 0x00 0x01). The keys of the measured loop are written
+//! `--key-size` bytes, escaped (end mark 0x00 0x01). `--key-prefix` replaces the `k` (for example
+//! `'key:{06S}:'` with `--key-size 22` gives redis-benchmark's cluster keys, which share 16 bytes
+//! in one shard), and `--other-table-keys N` adds N keys of a second table, as a shard holding
+//! two tables has: no prefix is then shared by every key of the index. The keys of the measured loop are written
 //! out in order beforehand, so reading them is a sequential stream, as a request buffer is.
 //! Time is the thread's CPU time (`bench_env/measure.rs`, as in the other storage benchmarks),
 //! so a busy machine that takes the core away between operations inflates the figure less than
@@ -32,6 +35,12 @@ struct Args {
     /// Bytes of the key field before escaping (the load generator's `--key-size`).
     #[arg(long, default_value_t = 16)]
     key_size: usize,
+    /// What the key field starts with, before the zero-padded number.
+    #[arg(long, default_value = "k")]
+    key_prefix: String,
+    /// Keys of a second table (loaded, never measured).
+    #[arg(long, default_value_t = 0)]
+    other_table_keys: u32,
     /// Operations per measured round.
     #[arg(long, default_value_t = 2_000_000)]
     ops: usize,
@@ -46,13 +55,26 @@ struct Args {
 /// The table prefix of the benchmark table as a node creates it first.
 const TABLE_PREFIX: [u8; 4] = [0, 0, 0, 1];
 
-fn stored_key(out: &mut Vec<u8>, n: u32, key_size: usize) {
-    let digits = n.to_string();
-    out.extend_from_slice(&TABLE_PREFIX);
-    out.push(b'k');
-    out.extend(std::iter::repeat_n(b'0', key_size.saturating_sub(digits.len() + 1)));
-    out.extend_from_slice(digits.as_bytes());
-    out.extend_from_slice(&[0x00, 0x01]);
+/// The table prefix of `--other-table-keys`.
+const OTHER_TABLE_PREFIX: [u8; 4] = [0, 0, 0, 2];
+
+/// The shape of a stored key.
+struct KeyShape<'a> {
+    table: [u8; 4],
+    prefix: &'a [u8],
+    size: usize,
+}
+
+impl KeyShape<'_> {
+    fn write(&self, out: &mut Vec<u8>, n: u32) {
+        let digits = n.to_string();
+        out.extend_from_slice(&self.table);
+        out.extend_from_slice(self.prefix);
+        let pad = self.size.saturating_sub(digits.len() + self.prefix.len());
+        out.extend(std::iter::repeat_n(b'0', pad));
+        out.extend_from_slice(digits.as_bytes());
+        out.extend_from_slice(&[0x00, 0x01]);
+    }
 }
 
 /// An entry for operation `n`: the location cycles within one 64 MiB segment.
@@ -79,11 +101,19 @@ fn main() {
     let mut rng = SmallRng::seed_from_u64(7);
     let mut order: Vec<u32> = (0..args.keys).collect();
     order.shuffle(&mut rng);
+    let shape =
+        KeyShape { table: TABLE_PREFIX, prefix: args.key_prefix.as_bytes(), size: args.key_size };
+    let other = KeyShape { table: OTHER_TABLE_PREFIX, ..shape };
     let mut index = Index::new();
     let mut key = Vec::new();
     for &n in &order {
         key.clear();
-        stored_key(&mut key, n, args.key_size);
+        shape.write(&mut key, n);
+        index.upsert(&key, entry(u64::from(n))).expect("load upsert");
+    }
+    for n in 0..args.other_table_keys {
+        key.clear();
+        other.write(&mut key, n);
         index.upsert(&key, entry(u64::from(n))).expect("load upsert");
     }
     // One merge now, as a long-running shard has had: the measured overwrites find every key in
@@ -91,19 +121,20 @@ fn main() {
     let _ = index.snapshot();
     let key_len = {
         key.clear();
-        stored_key(&mut key, 0, args.key_size);
+        shape.write(&mut key, 0);
         key.len()
     };
     let mut stream = Vec::with_capacity(args.ops * key_len);
     for _ in 0..args.ops {
-        stored_key(&mut stream, rng.gen_range(0..args.keys), args.key_size);
+        shape.write(&mut stream, rng.gen_range(0..args.keys));
     }
     assert_eq!(stream.len(), args.ops * key_len, "every key has the same length");
     let per_key = (index.memory_bytes() as f64 - index.key_bytes() as f64) / index.len() as f64;
     println!(
-        "index: {} keys of {} stored bytes, {:.1} B/key beyond the key bytes",
+        "index: {} keys of {} stored bytes ({} of another table), {:.1} B/key beyond the key bytes",
         index.len(),
         key_len,
+        args.other_table_keys,
         per_key
     );
     let mut upsert_ns = Vec::new();

@@ -5,8 +5,8 @@
 //! node) cost more than that and hide their allocations, so the index is two flat structures:
 //!
 //! - a static [`sorted_run`]: all keys of the last merge in one arena, a `u32` end offset and a
-//!   24-byte entry per key (28.8 B/key with the sample levels), searched through a sample
-//!   array that narrows every lookup to one block of 16 keys;
+//!   24-byte entry per key (about 29 B/key with the sample levels), searched through sample
+//!   levels that narrow every lookup to one block of 16 keys;
 //! - a small [`skiplist`] delta for keys inserted since, stored in `Vec`s with `u32` links.
 //!
 //! A key is in exactly one part. Deleting or overwriting a key changes its entry in place (a dead

@@ -2,21 +2,31 @@
 //!
 //! The per-key budget of the whole index is 32 bytes beyond the key itself, so this part spends
 //! 28 per key: a 4-byte end offset into one shared key arena and the 24-byte entry, plus 0.75 for
-//! the sample levels below (28.8 B/key in all). There are no per-key pointers or allocations, which is also what makes `memory_bytes()` exact: the memory is
-//! the lengths (or capacities) of four buffers. The key arena and the end offsets never change
+//! the sample level below and (24 + key length) / 256 for the group levels (28.9 B/key in all
+//! with 16-byte keys). There are no per-key pointers or allocations, which is also what makes
+//! `memory_bytes()` exact: the memory is the lengths of the buffers. The key arena and the end offsets never change
 //! after a merge, so they are shared as `Rc<[_]>` with checkpoint snapshots without copying; only
 //! entries change in place (overwrite, delete as a dead sentinel, revive).
 //!
 //! Binary search over the arena would touch two random cache lines per probe (an end offset and
-//! the key bytes). To avoid most of that, every `SAMPLE_STRIDE`-th key contributes 8 bytes to a
-//! small sample array (the first 8 bytes after the prefix that all keys share, as a big-endian
-//! `u64`). The sample array is dense and cache friendly, and it narrows the search to one block of
-//! `SAMPLE_STRIDE` keys for keys that differ in those 8 bytes. A second level, every
-//! `TOP_STRIDE`-th sample, is small enough to stay in cache and narrows the sample search to
-//! one or two cache lines.
+//! the key bytes). To avoid most of that, the keys are cut into groups of `GROUP_KEYS` (256), and
+//! every `SAMPLE_STRIDE`-th key (16) contributes 8 bytes to a small sample array: the first 8
+//! bytes after the prefix that every key of its group shares, as a big-endian `u64`. The sample
+//! array is dense and cache friendly, and it narrows the search to one block of `SAMPLE_STRIDE`
+//! keys for keys that differ in those 8 bytes. A second level holds, per group, the 8 bytes of
+//! its first key after the prefix every key of the run shares; it is small enough to stay in
+//! cache and picks the group. When groups tie in those 8 bytes (a shard holding several tables
+//! shares no prefix, so every key of one table starts with the same table id; or many keys start
+//! with the same text), a third array holds each tied group's 8 bytes after the prefix that its
+//! run of tied groups shares, and only if those tie too are whole keys compared, in a compact
+//! copy of the groups' first keys (0.1 B/key) rather than by a binary search over the arena.
 //!
-//! Inside the block the search reads each key's 8 bytes after the prefix as one load from the
-//! arena, masked to the key's length, and the sample level also holds where the block's key
+//! Prefixes per group, not one for the whole run, keep that narrowing working when some keys
+//! share no prefix with the rest (docs/BENCHMARKS.md, "Prefixes per group": one key of a second
+//! table had made a 1M-key lookup 3x slower).
+//!
+//! Inside the block the search reads each key's 8 bytes after the group's prefix as one load from
+//! the arena, masked to the key's length, and the sample level also holds where the block's key
 //! bytes start, so they are asked for (prefetched) together with the block's entries while the
 //! end offsets load, instead of one after another. docs/BENCHMARKS.md (levers 22 and 23) has
 //! the A/B of each, from
@@ -37,22 +47,36 @@ pub(super) const SAMPLE_STRIDE: usize = 16;
 /// Lines of a block's key bytes asked for ahead of the scan: 16 keys of up to 24 bytes.
 const PREFETCH_LINES_MAX: usize = 6;
 
-/// Samples per entry of the second level. 16 samples are 128 bytes, two cache lines, so the
-/// search below one top entry reads at most two lines of the sample array.
+/// Samples per group, the unit of the second level. 16 samples are 128 bytes, two cache lines, so
+/// the search inside one group reads at most two lines of the sample array.
 pub(super) const TOP_STRIDE: usize = 16;
+
+/// Keys per group: each group has its own shared prefix and one entry in the second level.
+pub(super) const GROUP_KEYS: usize = SAMPLE_STRIDE * TOP_STRIDE;
 
 pub(super) struct SortedRun {
     keys: Rc<[u8]>,
     ends: Rc<[U32]>,
     entries: Vec<IndexEntry>,
-    /// `pad8(key(j * SAMPLE_STRIDE)[prefix_len..])` for every sampled key.
+    /// `pad8(key(j * SAMPLE_STRIDE)[group_prefix[g]..])` for every sampled key, `g` its group.
     samples: Box<[u64]>,
     /// `ends[j * SAMPLE_STRIDE]` for every sampled key: where the key after it starts in the
     /// arena. A block search starts right after a sampled key, so this gives the address of the
     /// block's key bytes without waiting for the end-offset array (0.25 B/key).
     sample_ends: Box<[u32]>,
-    /// `samples[j * TOP_STRIDE]`: a second, cache-resident level over the samples.
+    /// `pad8(key(g * GROUP_KEYS)[prefix_len..])` for every group: a second, cache-resident level.
     top: Box<[u64]>,
+    /// The first key of every group, one after another, and where each ends: the whole keys the
+    /// second level falls back to when `top` ties.
+    group_keys: Box<[u8]>,
+    group_key_ends: Box<[u32]>,
+    /// Length of the prefix every key of group `g` shares (of its first and last key).
+    group_prefix: Box<[u16]>,
+    /// Per group, the length of the prefix shared by the first keys of every group whose `top`
+    /// equals its own (a run of ties), and `pad8` of its first key after that prefix: a second
+    /// look that tells tied groups apart without comparing whole keys.
+    tie_prefix: Box<[u16]>,
+    tie_heads: Box<[u64]>,
     /// Length of the prefix that every key shares (the common prefix of the first and last key).
     prefix_len: usize,
     /// Slots whose entry is the dead sentinel.
@@ -76,25 +100,62 @@ impl SortedRun {
             samples: Box::default(),
             sample_ends: Box::default(),
             top: Box::default(),
+            group_keys: Box::default(),
+            group_key_ends: Box::default(),
+            group_prefix: Box::default(),
+            tie_prefix: Box::default(),
+            tie_heads: Box::default(),
             prefix_len: 0,
             dead,
         };
-        run.prefix_len = run.common_prefix_len();
-        run.samples = run.build_samples();
+        let n = run.len();
+        run.prefix_len = n.checked_sub(1).map_or(0, |last| run.common_prefix_len(0, last));
+        run.group_prefix = (0..n)
+            .step_by(GROUP_KEYS)
+            .map(|first| {
+                let last = (first + GROUP_KEYS).min(n) - 1;
+                u16::try_from(run.common_prefix_len(first, last)).expect("keys fit in u16")
+            })
+            .collect();
+        run.samples = (0..n)
+            .step_by(SAMPLE_STRIDE)
+            .map(|i| pad8(&run.key(i)[usize::from(run.group_prefix[i / GROUP_KEYS])..]))
+            .collect();
         run.sample_ends = run.ends.iter().step_by(SAMPLE_STRIDE).map(|e| e.get()).collect();
-        run.top = run.samples.iter().step_by(TOP_STRIDE).copied().collect();
+        run.top = (0..n).step_by(GROUP_KEYS).map(|i| pad8(&run.key(i)[run.prefix_len..])).collect();
+        let mut group_keys = Vec::new();
+        let mut group_key_ends = Vec::new();
+        for i in (0..n).step_by(GROUP_KEYS) {
+            group_keys.extend_from_slice(run.key(i));
+            group_key_ends.push(u32::try_from(group_keys.len()).expect("a part of the arena"));
+        }
+        run.group_keys = group_keys.into_boxed_slice();
+        run.group_key_ends = group_key_ends.into_boxed_slice();
+        let mut tie_prefix = Vec::with_capacity(run.top.len());
+        for ties in run.top.chunk_by(|a, b| a == b) {
+            let (first, last) = (tie_prefix.len(), tie_prefix.len() + ties.len() - 1);
+            let (a, b) = (run.group_key(first), run.group_key(last));
+            let shared = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+            let shared = u16::try_from(shared).expect("keys fit in u16");
+            tie_prefix.extend(std::iter::repeat_n(shared, ties.len()));
+        }
+        run.tie_heads = (0..run.top.len())
+            .map(|g| pad8(&run.group_key(g)[usize::from(tie_prefix[g])..]))
+            .collect();
+        run.tie_prefix = tie_prefix.into_boxed_slice();
         run
     }
 
-    fn common_prefix_len(&self) -> usize {
-        let Some(last) = self.len().checked_sub(1) else { return 0 };
-        let (first, last) = (self.key(0), self.key(last));
+    /// Length of the prefix that slots `first` and `last` share, and so every slot between them.
+    fn common_prefix_len(&self, first: usize, last: usize) -> usize {
+        let (first, last) = (self.key(first), self.key(last));
         first.iter().zip(last).take_while(|(a, b)| a == b).count()
     }
 
-    fn build_samples(&self) -> Box<[u64]> {
-        let p = self.prefix_len;
-        (0..self.len()).step_by(SAMPLE_STRIDE).map(|i| pad8(&self.key(i)[p..])).collect()
+    /// The first key of group `g`, from the compact copy.
+    fn group_key(&self, g: usize) -> &[u8] {
+        let start = g.checked_sub(1).map_or(0, |p| self.group_key_ends[p] as usize);
+        &self.group_keys[start..self.group_key_ends[g] as usize]
     }
 
     /// Slots, live and dead.
@@ -149,15 +210,15 @@ impl SortedRun {
         }
     }
 
-    /// `pad8(key[prefix_len..])` of the key at `key_start..key_end` of the arena, read as one
+    /// `pad8(key[skip..])` of the key at `key_start..key_end` of the arena, read as one
     /// 8-byte load from the arena and masked to the key's length. Keys in a benchmark-shaped key
     /// space often have fewer than 8 bytes after their shared prefix (100k keys
     /// `k0000000000nnnnn`: 7), where `pad8` shifts bytes in one by one; this costs the same load
     /// and one mask instead. The bytes past the key belong to
     /// the next key and are masked off; only the last few keys of the arena take `pad8`.
     #[inline]
-    fn head(&self, key_start: usize, key_end: usize) -> u64 {
-        let start = key_start + self.prefix_len;
+    fn head(&self, key_start: usize, key_end: usize, skip: usize) -> u64 {
+        let start = key_start + skip;
         let len = key_end - start;
         match self.keys.get(start..start + 8) {
             Some(window) => {
@@ -207,25 +268,47 @@ impl SortedRun {
 
     /// The first slot whose key is greater than `key` (`after_equal` false: greater or equal).
     pub(super) fn partition(&self, key: &[u8], after_equal: bool) -> usize {
-        let (mut lo, mut hi, probe) = self.narrow(key);
+        let g = match self.group_of(key, after_equal) {
+            Ok(g) => g,
+            Err(exact) => return exact,
+        };
+        // Every key of the group is below `key` from its first on; the first key of the next
+        // group is above it (it was compared whole or by a differing `top`).
+        let (first, end) = (g * GROUP_KEYS, ((g + 1) * GROUP_KEYS).min(self.len()));
+        let skip = usize::from(self.group_prefix[g]);
+        if !self.shares_group_prefix(key, g, skip) {
+            // Above the group's first key but not sharing its prefix: above the whole group.
+            return end;
+        }
+        let probe = pad8(&key[skip..]);
+        let s = first / SAMPLE_STRIDE;
+        let group_samples = &self.samples[s..s + (end - first).div_ceil(SAMPLE_STRIDE)];
+        let (below, not_above) = counts(group_samples, probe);
+        let (lo, hi) = bracket_from_counts(
+            s + below,
+            s + not_above,
+            self.samples.len(),
+            SAMPLE_STRIDE,
+            self.len(),
+        );
+        // The group's first key is below `key`, and slots from `end` on are above it.
+        let (mut lo, mut hi) = (lo.max(first + 1), hi.min(end));
         if hi - lo <= SAMPLE_STRIDE {
             // Inside one block a forward scan reads the keys in arena order, so the loads of
             // several keys overlap instead of waiting for each other as binary search probes do.
-            // Each key is first compared by its 8 bytes after the shared prefix as one number,
+            // Each key is first compared by its 8 bytes after the group's prefix as one number,
             // which decides nearly every comparison without a call to memcmp.
             // The end offset of one key is the start of the next, so each step loads one. The
             // first start comes from the sample level (the slot before `lo` is a sampled key),
             // so the first key bytes load in parallel with the end offsets instead of after.
-            if lo == hi {
-                // Settled by the prefix or the samples alone (possibly at the end of the run,
-                // which is not a block start).
-                return lo;
+            if lo >= hi {
+                return hi;
             }
             let mut start = self.block_start(lo);
             self.prefetch_block(lo, start, hi);
             for i in lo..hi {
                 let end = self.ends[i].get() as usize;
-                let before = match self.head(start, end).cmp(&probe) {
+                let before = match self.head(start, end, skip).cmp(&probe) {
                     Ordering::Less => true,
                     Ordering::Greater => false,
                     Ordering::Equal if after_equal => &self.keys[start..end] <= key,
@@ -238,6 +321,7 @@ impl SortedRun {
             }
             return hi;
         }
+        // Keys that tie in the 8 bytes after the group's prefix: a binary search in the group.
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let k = self.key(mid);
@@ -251,32 +335,68 @@ impl SortedRun {
         lo
     }
 
-    /// A slot range `lo..=hi` that contains both partition points of `key`, found from the
-    /// shared prefix and the samples without touching the key arena (except for the prefix), and
-    /// the key's 8 bytes after the prefix as [`pad8`] makes them (0 when `lo == hi`).
-    fn narrow(&self, key: &[u8]) -> (usize, usize, u64) {
-        let n = self.len();
-        if n == 0 {
-            return (0, 0, 0);
+    /// Whether `key` starts with the first `skip` bytes of group `g`'s first key, given that it
+    /// starts with the run's shared prefix. Group prefixes seldom reach 8 bytes past the run's,
+    /// and then the group's `top` entry holds them: no load of the key copy.
+    #[inline]
+    fn shares_group_prefix(&self, key: &[u8], g: usize, skip: usize) -> bool {
+        if key.len() < skip {
+            return false;
         }
-        let prefix = &self.key(0)[..self.prefix_len];
-        if !key.starts_with(prefix) {
-            // The key differs from the shared prefix, so it sorts before or after every key.
-            let at = if key < prefix { 0 } else { n };
-            return (at, at, 0);
+        let extra = skip - self.prefix_len;
+        if extra <= 8 {
+            let diff = pad8(&key[self.prefix_len..]) ^ self.top[g];
+            return diff.checked_shr(64 - 8 * extra as u32).unwrap_or(0) == 0;
         }
-        let probe = pad8(&key[self.prefix_len..]);
-        let (lo, hi) = self.narrow_by_samples(probe);
-        (lo, hi, probe)
+        key.starts_with(&self.group_key(g)[..skip])
     }
 
-    /// Finds the block of keys around `probe` through the two sample levels. The top level is
-    /// small enough to stay in cache, so a lookup reads one or two lines of the sample array.
-    fn narrow_by_samples(&self, probe: u64) -> (usize, usize) {
-        let s = &self.samples;
-        let (lo, hi) = bracket(&self.top, probe, TOP_STRIDE, s.len());
-        let (below, not_above) = counts(&s[lo..hi], probe);
-        bracket_from_counts(lo + below, lo + not_above, s.len(), SAMPLE_STRIDE, self.len())
+    /// The group whose keys from its first on are below `key` while the next group's first key
+    /// is above it, found from the run's shared prefix, the second level and, where that ties,
+    /// the groups' first keys; or `Err(slot)` when that already settles the partition point:
+    /// `key` sorts before every slot, after every slot, or equals a group's first key.
+    fn group_of(&self, key: &[u8], after_equal: bool) -> Result<usize, usize> {
+        let n = self.len();
+        if n == 0 {
+            return Err(0);
+        }
+        let prefix = &self.group_key(0)[..self.prefix_len];
+        if !key.starts_with(prefix) {
+            // The key differs from the shared prefix, so it sorts before or after every key.
+            return Err(if key < prefix { 0 } else { n });
+        }
+        let probe = pad8(&key[self.prefix_len..]);
+        let (below, not_above) = counts(&self.top, probe);
+        // Groups whose first key is below `key`: all with a smaller `top`, and those of the
+        // groups with an equal `top` whose first key is smaller, told apart by their heads after
+        // the prefix the tied groups share and, if those tie too, by a binary search over whole
+        // first keys in the compact copy.
+        let (mut lo, mut hi) = (below, not_above);
+        if not_above > below {
+            let skip = usize::from(self.tie_prefix[below]);
+            let shared = &self.group_key(below)[..skip];
+            if key.starts_with(shared) {
+                let (b, n) = counts(&self.tie_heads[below..not_above], pad8(&key[skip..]));
+                (lo, hi) = (below + b, below + n);
+            } else if key < shared {
+                hi = below;
+            } else {
+                lo = not_above;
+            }
+        }
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.group_key(mid) < key {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo < not_above && self.group_key(lo) == key {
+            return Err(lo * GROUP_KEYS + usize::from(after_equal));
+        }
+        // No group's first key equals `key` (a differing `top` differs in the key too).
+        lo.checked_sub(1).ok_or(0)
     }
 
     /// Shared handles for a snapshot. Only valid when no slot is dead.
@@ -294,20 +414,16 @@ impl SortedRun {
             + std::mem::size_of_val::<[u64]>(&self.samples)
             + std::mem::size_of_val::<[u32]>(&self.sample_ends)
             + std::mem::size_of_val::<[u64]>(&self.top)
+            + self.group_keys.len()
+            + std::mem::size_of_val::<[u32]>(&self.group_key_ends)
+            + std::mem::size_of_val::<[u16]>(&self.group_prefix)
+            + std::mem::size_of_val::<[u16]>(&self.tie_prefix)
+            + std::mem::size_of_val::<[u64]>(&self.tie_heads)
     }
 }
 
-/// A range `lo..=hi` of a lower array that contains both partition points of `probe` (first
-/// element not below it, first element above it), where `samples[j]` summarizes element
-/// `j * stride` below. `pad8` is monotone, so a sample below `probe` marks an element below the
-/// probe and a sample above it marks an element above; only equal samples leave the order open.
-fn bracket(samples: &[u64], probe: u64, stride: usize, lower_len: usize) -> (usize, usize) {
-    let (below, not_above) = counts(samples, probe);
-    bracket_from_counts(below, not_above, samples.len(), stride, lower_len)
-}
-
 /// How many of the sorted `samples` are below `probe`, and how many are not above it. Samples
-/// equal to the probe are rare (keys that share 8 bytes after the common prefix), so the second
+/// equal to the probe are rare (keys that share 8 bytes after their prefix), so the second
 /// count costs one comparison unless the first sample at the partition point equals the probe.
 fn counts(samples: &[u64], probe: u64) -> (usize, usize) {
     let below = samples.partition_point(|&x| x < probe);
@@ -380,24 +496,16 @@ mod tests {
         let keys: Vec<Vec<u8>> = (0..500).map(|_| random_key(&mut rng)).collect();
         let run = run_of(keys);
         for i in 0..run.len() {
-            let want = pad8(&run.key(i)[run.prefix_len..]);
-            let head = run.head(run.start(i), run.ends[i].get() as usize);
+            let skip = usize::from(run.group_prefix[i / GROUP_KEYS]);
+            let want = pad8(&run.key(i)[skip..]);
+            let head = run.head(run.start(i), run.ends[i].get() as usize, skip);
             assert_eq!(head, want, "seed {seed} slot {i} key {:?}", run.key(i));
         }
     }
 
-    #[test]
-    fn partition_matches_linear_scan() {
-        let seed = 7;
-        let mut rng = StdRng::seed_from_u64(seed);
-        let keys: Vec<Vec<u8>> = (0..3000).map(|_| random_key(&mut rng)).collect();
-        let run = run_of(keys);
-        assert!(run.prefix_len >= 4, "seed {seed}");
-        for _ in 0..3000 {
-            let mut probe = random_key(&mut rng);
-            if rng.gen_bool(0.1) {
-                probe = vec![rng.gen()];
-            }
+    /// Asserts both partition points of every probe against a linear scan.
+    fn assert_partitions(run: &SortedRun, probes: &[Vec<u8>], seed: u64) {
+        for probe in probes {
             for after_equal in [false, true] {
                 let want = (0..run.len())
                     .position(|i| {
@@ -408,8 +516,67 @@ mod tests {
                         }
                     })
                     .unwrap_or(run.len());
-                assert_eq!(run.partition(&probe, after_equal), want, "seed {seed} probe {probe:?}");
+                let got = run.partition(probe, after_equal);
+                assert_eq!(got, want, "seed {seed} probe {probe:?} after_equal {after_equal}");
             }
+        }
+    }
+
+    #[test]
+    fn partition_matches_linear_scan() {
+        let seed = 7;
+        let mut rng = StdRng::seed_from_u64(seed);
+        let keys: Vec<Vec<u8>> = (0..3000).map(|_| random_key(&mut rng)).collect();
+        let run = run_of(keys);
+        assert!(run.prefix_len >= 4, "seed {seed}");
+        let probes: Vec<Vec<u8>> = (0..3000)
+            .map(|_| if rng.gen_bool(0.1) { vec![rng.gen()] } else { random_key(&mut rng) })
+            .collect();
+        assert_partitions(&run, &probes, seed);
+    }
+
+    /// A key of one of several families, as a shard holding several tables has: no prefix is
+    /// shared by every key, the keys of one family share long prefixes (so the second level's
+    /// 8 bytes tie across many groups), and some keys are shorter than the shared text.
+    fn family_key(rng: &mut StdRng) -> Vec<u8> {
+        let mut k = vec![0, 0, 0, rng.gen_range(1..=3u8)];
+        match rng.gen_range(0..10) {
+            0 => k.extend((0..rng.gen_range(0..3)).map(|_| rng.gen_range(b'a'..=b'b'))),
+            1..=7 => {
+                k.extend_from_slice(b"key:{06S}:0000");
+                k.extend_from_slice(format!("{:05}", rng.gen_range(0..30_000)).as_bytes());
+                k.extend_from_slice(&[0, 1]);
+            }
+            _ => {
+                k.extend(std::iter::repeat_n(b'L', rng.gen_range(0..30)));
+                k.push(rng.gen_range(0..4));
+            }
+        }
+        k
+    }
+
+    #[test]
+    fn partition_matches_linear_scan_across_key_families() {
+        for seed in [1, 2, 3] {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let keys: Vec<Vec<u8>> = (0..6000).map(|_| family_key(&mut rng)).collect();
+            let run = run_of(keys);
+            assert_eq!(run.prefix_len, 3, "seed {seed}: only the table id's zero bytes are shared");
+            assert!(run.len() > 8 * GROUP_KEYS, "seed {seed}: several groups");
+            // Every group's first key and its neighbours, stored keys, and new keys.
+            let mut probes: Vec<Vec<u8>> = Vec::new();
+            for g in 0..run.len().div_ceil(GROUP_KEYS) {
+                let first = run.key(g * GROUP_KEYS).to_vec();
+                let mut shorter = first.clone();
+                shorter.pop();
+                let mut longer = first.clone();
+                longer.push(0);
+                probes.extend([first, shorter, longer]);
+            }
+            probes.extend((0..run.len()).step_by(7).map(|i| run.key(i).to_vec()));
+            probes.extend((0..3000).map(|_| family_key(&mut rng)));
+            probes.extend([vec![], vec![0], vec![0, 0, 0, 0], vec![0, 0, 0, 9], vec![0xFF]]);
+            assert_partitions(&run, &probes, seed);
         }
     }
 }

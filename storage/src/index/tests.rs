@@ -315,11 +315,13 @@ fn memory_is_exact_and_within_budget_after_merge() {
     assert_eq!(index.memory_bytes(), memory_from_fields(&index), "seed {seed}");
     // After a merge the delta is empty and every buffer has exact size, so the memory is
     // 28 B/key for offsets and entries, plus the two sample levels (a sample's 8 bytes and its
-    // key's 4-byte end offset; 8 bytes a top entry), plus the keys.
+    // key's 4-byte end offset; per group of 256 keys an 8-byte top entry, a copy of its first
+    // key, 16 bytes here, with its 4-byte end, a 2-byte prefix length, and the tie level's
+    // 2-byte prefix length and 8-byte head), plus the keys.
     let n = index.len();
     let samples = n.div_ceil(sorted_run::SAMPLE_STRIDE);
-    let top = samples.div_ceil(sorted_run::TOP_STRIDE);
-    let expected = index.key_bytes() + 28 * n + 12 * samples + 8 * top;
+    let groups = n.div_ceil(sorted_run::GROUP_KEYS);
+    let expected = index.key_bytes() + 28 * n + 12 * samples + (8 + 16 + 4 + 2 + 2 + 8) * groups;
     assert_eq!(index.memory_bytes(), expected, "seed {seed}");
     let per_key = (index.memory_bytes() - index.key_bytes()) as f64 / n as f64;
     assert!(per_key <= 32.0, "seed {seed}: {per_key} B/key");
