@@ -4,7 +4,9 @@
 //!
 //! It is keyed by key, not by location, so a cache hit costs one hash lookup and never touches the
 //! ordered index. Every write of a key updates its cached copy in place, and a delete removes it
-//! ([`RecordCache::write_through`] says which writes also cache a key that was absent). Capacity is in
+//! ([`RecordCache::write_through_at`] says which writes also cache a key that was absent). Each
+//! entry also keeps where its key's index entry was at its last write (an
+//! [`crate::index::IndexHint`]), so a put of a cached key skips the index's search. Capacity is in
 //! bytes: each record is charged the bytes it really occupies (its entry, any heap part, and
 //! [`CACHE_ENTRY_OVERHEAD_BYTES`] for its share of the hash index), which is what makes the
 //! key-size effect measurable (longer keys, fewer records).
@@ -37,6 +39,7 @@ use bytes::Bytes;
 use crate::constants::{
     CACHE_ENTRY_OVERHEAD_BYTES, CACHE_INLINE_BYTES, KEY_BYTES_MAX, VALUE_BYTES_MAX,
 };
+use crate::index::IndexHint;
 
 /// Slots of the smallest index; it doubles as entries arrive.
 const INDEX_SLOTS_MIN: usize = 64;
@@ -67,6 +70,8 @@ struct Entry {
     hash: u64,
     version: u64,
     expiry_ms: u64,
+    /// Where the key's index entry was at its last write ([`IndexHint`], raw; 0 if unknown).
+    index_hint: u64,
     value_len: u32,
     key_len: u16,
     /// CLOCK's reference bit: set by a hit, cleared by the passing hand.
@@ -92,6 +97,7 @@ impl Entry {
             hash,
             version: rec.version,
             expiry_ms: rec.expiry_ms,
+            index_hint: 0,
             value_len: rec.value.len() as u32,
             key_len: key.len() as u16,
             referenced: Cell::new(false),
@@ -109,6 +115,7 @@ impl Entry {
             hash,
             version,
             expiry_ms,
+            index_hint: 0,
             value_len: value_len as u32,
             key_len: key_len as u16,
             referenced: Cell::new(false),
@@ -132,6 +139,14 @@ impl Entry {
             KeyValue::Heap { value, .. } => value,
         }
     }
+}
+
+/// Where [`RecordCache::locate`] found a key: its hash, and its index slot and slab position if
+/// it is cached.
+#[derive(Debug, Clone, Copy)]
+pub struct Located {
+    hash: u64,
+    found: Option<(usize, usize)>,
 }
 
 /// What a cache hit returns.
@@ -243,7 +258,9 @@ impl RecordCache {
         found
     }
 
-    pub fn insert(&mut self, key: &[u8], rec: CachedRecord) {
+    /// Caches a record read from the log, with the hint for its index slot that the read's
+    /// index lookup gave.
+    pub fn insert(&mut self, key: &[u8], rec: CachedRecord, hint: IndexHint) {
         if self.capacity_bytes == 0 {
             return;
         }
@@ -252,17 +269,13 @@ impl RecordCache {
             self.remove_at(slot, i);
         }
         let weight = RecordCache::weight_of(key, &rec.value);
-        self.push(Entry::new(hash, key, rec), weight);
+        let mut entry = Entry::new(hash, key, rec);
+        entry.index_hint = hint.to_raw();
+        self.push(entry, weight);
     }
 
-    /// Brings the cache up to date with a write of `key` that has just been applied to the
-    /// index, without allocating: a cached copy is overwritten in place when the new record fits
-    /// inside its entry (cheaper than removing it: no backward shift, no slab move), and dropped
-    /// otherwise. An absent key is cached only with `insert_absent`, and only when it fits
-    /// inside an entry. The store asks for that when the writer read the row first (a
-    /// read-modify-write, such as every write of a table with secondary indexes): such a row is
-    /// read again by its next write. A blind put of an uncached key caches nothing, so a
-    /// write-only load costs the cache nothing and cannot push out rows that are being read.
+    /// [`Self::write_through_at`] without a hint, locating the key itself.
+    #[cfg(test)]
     pub fn write_through(
         &mut self,
         key: &[u8],
@@ -271,25 +284,67 @@ impl RecordCache {
         expiry_ms: u64,
         insert_absent: bool,
     ) {
+        let at = self.locate(key);
+        self.write_through_at(at, key, value, version, expiry_ms, insert_absent, IndexHint::NONE);
+    }
+
+    /// Where `key` is cached, if it is, found once for a write that reads its [`IndexHint`]
+    /// before the index is updated and hands it to [`Self::write_through_at`] after. Nothing
+    /// may change the cache in between.
+    pub fn locate(&self, key: &[u8]) -> Located {
+        if self.capacity_bytes == 0 {
+            return Located { hash: 0, found: None };
+        }
+        let hash = self.hash(key);
+        Located { hash, found: self.find(hash, key) }
+    }
+
+    /// The index hint kept with a located key (none if it is not cached).
+    pub fn index_hint(&self, at: &Located) -> IndexHint {
+        at.found.map_or(IndexHint::NONE, |(_, i)| IndexHint::from_raw(self.entries[i].index_hint))
+    }
+
+    /// Brings the cache up to date with a write of `key` that has just been applied to the
+    /// index (`at` from [`Self::locate`] before it, `hint` what the index returned), without allocating: a cached copy is overwritten in place when the new record fits
+    /// inside its entry (cheaper than removing it: no backward shift, no slab move), and dropped
+    /// otherwise. An absent key is cached only with `insert_absent`, and only when it fits
+    /// inside an entry. The store asks for that when the writer read the row first (a
+    /// read-modify-write, such as every write of a table with secondary indexes): such a row is
+    /// read again by its next write. A blind put of an uncached key caches nothing, so a
+    /// write-only load costs the cache nothing and cannot push out rows that are being read.
+    #[allow(clippy::too_many_arguments)]
+    pub fn write_through_at(
+        &mut self,
+        at: Located,
+        key: &[u8],
+        value: &[u8],
+        version: u64,
+        expiry_ms: u64,
+        insert_absent: bool,
+        hint: IndexHint,
+    ) {
         if self.capacity_bytes == 0 || (self.entries.is_empty() && !insert_absent) {
             return;
         }
-        let hash = self.hash(key);
+        let Located { hash, found } = at;
         let fits = fits_inline(key, value);
-        match self.find(hash, key) {
+        match found {
             Some((_, i)) if fits => {
                 let e = &mut self.entries[i];
                 let (old_weight, referenced) =
                     (RecordCache::weight_of(e.key(), e.value()), e.referenced.get());
                 *e = Entry::inline(hash, key, value, version, expiry_ms);
                 e.referenced.set(referenced);
+                e.index_hint = hint.to_raw();
                 // An inline entry weighs no more than the heap one it may replace.
                 self.used_bytes -= old_weight - RecordCache::weight_of(key, value);
             }
             Some((slot, i)) => self.remove_at(slot, i),
             None if insert_absent && fits => {
                 let weight = RecordCache::weight_of(key, value);
-                self.push(Entry::inline(hash, key, value, version, expiry_ms), weight);
+                let mut entry = Entry::inline(hash, key, value, version, expiry_ms);
+                entry.index_hint = hint.to_raw();
+                self.push(entry, weight);
             }
             None => {}
         }
@@ -470,7 +525,7 @@ mod tests {
     fn stays_within_capacity_and_counts_hits() {
         let mut cache = RecordCache::new(64 * 1024);
         for i in 0..10_000u32 {
-            cache.insert(&i.to_be_bytes(), rec(100));
+            cache.insert(&i.to_be_bytes(), rec(100), IndexHint::NONE);
         }
         let stats = cache.stats();
         assert!(stats.used_bytes <= 64 * 1024, "{stats:?}");
@@ -485,11 +540,11 @@ mod tests {
     #[test]
     fn remove_invalidates_and_zero_capacity_disables() {
         let mut cache = RecordCache::new(1 << 20);
-        cache.insert(b"k", rec(3));
+        cache.insert(b"k", rec(3), IndexHint::NONE);
         cache.remove(b"k");
         assert!(cache.get(b"k").is_none());
         let mut off = RecordCache::new(0);
-        off.insert(b"k", rec(3));
+        off.insert(b"k", rec(3), IndexHint::NONE);
         assert!(off.get(b"k").is_none());
         off.remove(b"k");
         assert_eq!(off.stats().entries, 0);
@@ -507,7 +562,7 @@ mod tests {
             (&long_key[..10], 5000),
         ];
         for (key, len) in cases {
-            cache.insert(key, rec(len));
+            cache.insert(key, rec(len), IndexHint::NONE);
             let got = cache.get(key).expect("cached");
             assert_eq!(got, rec(len), "key of {} bytes, value of {len}", key.len());
         }
@@ -536,7 +591,7 @@ mod tests {
         assert!(cache.get(b"a").is_none());
         assert_eq!(cache.stats().used_bytes, 0);
         // A heap entry overwritten by an inline value is charged as inline.
-        cache.insert(b"h", rec(10_000));
+        cache.insert(b"h", rec(10_000), IndexHint::NONE);
         cache.write_through(b"h", b"small", 5, 0, false);
         assert_eq!(cache.stats().used_bytes, RecordCache::weight_of(b"h", b"small"));
         let mut off = RecordCache::new(0);
@@ -551,15 +606,15 @@ mod tests {
         let big = RecordCache::weight_of(b"k", &[0; 10_000]);
         assert_eq!(big, small + 10_001);
         let mut cache = RecordCache::new(1 << 20);
-        cache.insert(b"k", rec(10_000));
+        cache.insert(b"k", rec(10_000), IndexHint::NONE);
         assert_eq!(cache.stats().used_bytes, big);
     }
 
     #[test]
     fn a_record_larger_than_the_capacity_is_not_cached_and_drops_the_old_copy() {
         let mut cache = RecordCache::new(4096);
-        cache.insert(b"k", rec(10));
-        cache.insert(b"k", rec(8192));
+        cache.insert(b"k", rec(10), IndexHint::NONE);
+        cache.insert(b"k", rec(8192), IndexHint::NONE);
         assert!(cache.get(b"k").is_none());
         assert_eq!(cache.stats().used_bytes, 0);
     }
@@ -569,14 +624,14 @@ mod tests {
         let weight = RecordCache::weight_of(&0u32.to_be_bytes(), &[7; 100]);
         let mut cache = RecordCache::new(weight * 100);
         for i in 0..100u32 {
-            cache.insert(&i.to_be_bytes(), rec(100));
+            cache.insert(&i.to_be_bytes(), rec(100), IndexHint::NONE);
         }
         // The first 50 are read again; then 50 records are read once (a scan).
         for i in 0..50u32 {
             assert!(cache.get(&i.to_be_bytes()).is_some());
         }
         for i in 1000..1050u32 {
-            cache.insert(&i.to_be_bytes(), rec(100));
+            cache.insert(&i.to_be_bytes(), rec(100), IndexHint::NONE);
         }
         let kept = (0..50u32).filter(|i| cache.get(&i.to_be_bytes()).is_some()).count();
         assert_eq!(kept, 50, "every record read again survives the scan");
@@ -603,7 +658,7 @@ mod tests {
                             version: step,
                             expiry_ms: 0,
                         };
-                        cache.insert(&key, r.clone());
+                        cache.insert(&key, r.clone(), IndexHint::NONE);
                         model.insert(key, r);
                     }
                     4 => {

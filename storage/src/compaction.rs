@@ -20,7 +20,7 @@ use std::time::Duration;
 use crate::compaction_filter::FilterDecision;
 use crate::constants::{SEGMENT_HEADER_BYTES, WRITE_BUFFER_BYTES_MAX};
 use crate::disk::{Disk, DiskFile};
-use crate::index::Location;
+use crate::index::{IndexHint, Location};
 use crate::log::group_commit::{self, Durability};
 use crate::log::scan::{ScanItem, ScannedRecord, SegmentScanner};
 use crate::record::RecordKind;
@@ -209,9 +209,17 @@ fn move_if_live<D: Disk>(
 ) -> Result<Option<u64>> {
     let mut st = shared.state.borrow_mut();
     let loc = Location::new(id, r.offset, r.padded_len);
-    // Puts the dead-record map names never get here: the scanner skipped them.
+    // Puts the dead-record map names never get here: the scanner skipped them. The lookup's
+    // hint saves the relocation below a second search.
+    let mut hint = IndexHint::NONE;
     let keep = match r.meta.kind {
-        RecordKind::Put => st.index.get(&r.key).is_some_and(|e| e.location() == loc),
+        RecordKind::Put => match st.index.get_hinted(&r.key) {
+            Some((e, h)) if e.location() == loc => {
+                hint = h;
+                true
+            }
+            _ => false,
+        },
         // A tombstone, of one key or of a range, matters only to replay, which skips every
         // record the checkpoint covers: the older puts it deletes are below its LSN.
         RecordKind::Delete | RecordKind::RangeDelete => r.meta.lsn > st.checkpoint_lsn,
@@ -243,7 +251,8 @@ fn move_if_live<D: Disk>(
     };
     let (new_loc, seq) = st.append_moved(&r.meta, &r.key, &value)?;
     if r.meta.kind == RecordKind::Put {
-        let moved = st.index.relocate(&r.key, loc, new_loc);
+        // A merge in between would only make the hint stale, and the index search again.
+        let moved = st.index.relocate_hinted(&r.key, hint, loc, new_loc);
         assert!(moved, "index changed under a synchronous move");
         st.segments.sub_live(id, loc.len());
         st.segments.add_live(new_loc.segment(), new_loc.len());

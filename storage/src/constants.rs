@@ -64,8 +64,8 @@ pub const CACHE_ENTRY_OVERHEAD_BYTES: u64 = 32;
 /// them inline). Keeping rows of a 100-byte
 /// field inline mattered: with the value behind a pointer a Get at pipeline 32 cost 2.61 CPU-us per
 /// op against 1.92 inline (docs/BENCHMARKS.md, lever 3). The entry is sized around it: 40 bytes of
-/// header, these bytes, 224 in all (`cache.rs`).
-pub const CACHE_INLINE_BYTES: usize = 184;
+/// header (with the index hint), these bytes and the enum's tag, 224 in all (`cache.rs`).
+pub const CACHE_INLINE_BYTES: usize = 176;
 
 /// Default garbage ratio past which a sealed segment is compacted. Keeps disk use at or under
 /// `live / (1 - 0.3)` = 1.43x live data plus the active segment.

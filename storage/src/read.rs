@@ -149,13 +149,15 @@ impl<D: Disk> Store<D> {
         let value = read_value(shared, file, key, &entry).await?;
         let mut st = shared.state.borrow_mut();
         // Cache only if no write replaced the record while it was being read.
-        if st.index.get(key).map(|e| e.location()) == Some(entry.location()) {
-            let rec = CachedRecord {
-                value: value.clone(),
-                version: entry.version(),
-                expiry_ms: entry.expiry_ms(),
-            };
-            st.cache.insert(key, rec);
+        if let Some((now_entry, hint)) = st.index.get_hinted(key) {
+            if now_entry.location() == entry.location() {
+                let rec = CachedRecord {
+                    value: value.clone(),
+                    version: entry.version(),
+                    expiry_ms: entry.expiry_ms(),
+                };
+                st.cache.insert(key, rec, hint);
+            }
         }
         Ok(Some(Value { value, version: entry.version(), expiry_ms: entry.expiry_ms() }))
     }

@@ -120,7 +120,7 @@ pub(crate) struct Op<'a> {
     pub version: u64,
     pub expiry_ms: u64,
     /// Cache the new value even if the key is not cached (a put whose writer read the row
-    /// first; see [`crate::cache::RecordCache::write_through`]).
+    /// first; see [`crate::cache::RecordCache::write_through_at`]).
     pub cache_new: bool,
 }
 
@@ -209,10 +209,22 @@ impl<D: Disk> State<D> {
     fn apply_to_index(&mut self, op: &Op<'_>, loc: Location) -> Result<()> {
         let old = match op.kind {
             OpKind::Put => {
-                // A refused key changes nothing, so its cached copy stays current.
-                let old =
-                    self.index.upsert(op.key, IndexEntry::new(loc, op.version, op.expiry_ms))?;
-                self.cache.write_through(op.key, op.value, op.version, op.expiry_ms, op.cache_new);
+                // The cached copy, if any, keeps where the key's index entry was at its last
+                // write, so the index need not search for it. A refused key changes nothing, so
+                // its cached copy stays current.
+                let at = self.cache.locate(op.key);
+                let entry = IndexEntry::new(loc, op.version, op.expiry_ms);
+                let (old, hint) =
+                    self.index.upsert_hinted(op.key, entry, self.cache.index_hint(&at))?;
+                self.cache.write_through_at(
+                    at,
+                    op.key,
+                    op.value,
+                    op.version,
+                    op.expiry_ms,
+                    op.cache_new,
+                    hint,
+                );
                 self.segments.add_live(loc.segment(), loc.len());
                 old
             }

@@ -67,15 +67,17 @@ impl<D: Disk> Store<D> {
                 return Ok(false);
             }
             let loc = Location::new(id, r.offset, r.padded_len);
-            let live =
-                st.index.get(&r.key).is_some_and(|e| e.location() == loc && !e.is_expired(now));
-            if live {
+            let live = st
+                .index
+                .get_hinted(&r.key)
+                .filter(|(e, _)| e.location() == loc && !e.is_expired(now));
+            if let Some((_, hint)) = live {
                 let rec = CachedRecord {
                     value: Bytes::from(r.value),
                     version: r.meta.version,
                     expiry_ms: r.meta.expiry_ms,
                 };
-                st.cache.insert(&r.key, rec);
+                st.cache.insert(&r.key, rec, hint);
                 report.records_cached += 1;
             }
         }

@@ -28,6 +28,7 @@ pub use checkpoint::IndexSnapshot;
 
 use std::ops::Bound;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use zerocopy::byteorder::little_endian::U32;
 
@@ -42,6 +43,51 @@ use sorted_run::SortedRun;
 const DELTA_FRACTION: usize = 16;
 const DELTA_KEYS_MIN: usize = 4096;
 
+/// Where a key's entry sat in the static run when it was last written, kept by the record cache
+/// beside the key's cached copy: a put of that key goes straight to the slot instead of searching
+/// for it. A run's slots never move (overwrites, deletes and revivals change entries in place), so
+/// a hint is valid exactly while the run it names is the index's run, and every run has its own
+/// generation number. 0 is no hint.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct IndexHint(u64);
+
+impl IndexHint {
+    pub const NONE: IndexHint = IndexHint(0);
+
+    fn new(generation: u32, slot: usize) -> IndexHint {
+        let slot = u32::try_from(slot).expect("a run's slots fit in u32 (its arena does)");
+        IndexHint(u64::from(generation) << 32 | u64::from(slot))
+    }
+
+    fn generation(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+
+    fn slot(self) -> usize {
+        self.0 as u32 as usize
+    }
+
+    pub fn to_raw(self) -> u64 {
+        self.0
+    }
+
+    pub fn from_raw(raw: u64) -> IndexHint {
+        IndexHint(raw)
+    }
+}
+
+/// The next run's generation, unique in the process so that no hint outlives its index either
+/// (a store reopened in the same process builds a new one). Starts at 1: 0 marks no hint.
+static NEXT_GENERATION: AtomicU32 = AtomicU32::new(1);
+
+fn next_generation() -> u32 {
+    let g = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed);
+    // 2^32 merges would take a shard more than 2^44 inserted keys; never reached, but a reused
+    // number could make a stale hint look valid, so it stops rather than wraps.
+    assert!(g != u32::MAX, "index run generations exhausted");
+    g
+}
+
 /// Where a key lives.
 enum Slot {
     Static(usize),
@@ -50,6 +96,8 @@ enum Slot {
 
 pub struct Index {
     run: SortedRun,
+    /// The run's generation, named by the [`IndexHint`]s into it.
+    generation: u32,
     delta: SkipList,
     /// Sum of live key lengths.
     key_bytes: usize,
@@ -88,6 +136,7 @@ impl Index {
         assert!(arena_bytes_max <= INDEX_KEY_ARENA_BYTES_MAX);
         Index {
             run: SortedRun::empty(),
+            generation: next_generation(),
             delta: SkipList::new(),
             key_bytes: 0,
             delta_keys_min,
@@ -105,11 +154,17 @@ impl Index {
     }
 
     pub fn get(&self, key: &[u8]) -> Option<IndexEntry> {
-        let entry = match self.find(key)? {
-            Slot::Static(i) => self.run.entry(i),
-            Slot::Delta(n) => self.delta.entry(n),
+        self.get_hinted(key).map(|(entry, _)| entry)
+    }
+
+    /// [`Self::get`], with the hint for the key's slot ([`IndexHint::NONE`] in the delta), for
+    /// a read that caches the record.
+    pub fn get_hinted(&self, key: &[u8]) -> Option<(IndexEntry, IndexHint)> {
+        let (entry, hint) = match self.find(key)? {
+            Slot::Static(i) => (self.run.entry(i), IndexHint::new(self.generation, i)),
+            Slot::Delta(n) => (self.delta.entry(n), IndexHint::NONE),
         };
-        (!is_dead(&entry)).then_some(entry)
+        (!is_dead(&entry)).then_some((entry, hint))
     }
 
     /// The slot holding `key`, live or dead. The static run is searched first because it holds
@@ -125,15 +180,37 @@ impl Index {
     /// location made by [`Location::new`]. Fails without changing the index if the key is empty
     /// or too long, or if the key arena would grow past its limit.
     pub fn upsert(&mut self, key: &[u8], entry: IndexEntry) -> crate::Result<Option<IndexEntry>> {
+        self.upsert_hinted(key, entry, IndexHint::NONE).map(|(prev, _)| prev)
+    }
+
+    /// [`Self::upsert`] that goes straight to the slot `hint` names if the hint is still valid
+    /// (it must be one this index returned for `key`), and returns the hint for the key's slot
+    /// now ([`IndexHint::NONE`] for a key in the delta).
+    pub fn upsert_hinted(
+        &mut self,
+        key: &[u8],
+        entry: IndexEntry,
+        hint: IndexHint,
+    ) -> crate::Result<(Option<IndexEntry>, IndexHint)> {
         assert!(!is_dead(&entry), "upsert of the reserved dead location");
+        if let Some(i) = self.hinted(key, hint) {
+            return Ok((self.put(Slot::Static(i), key, entry), hint));
+        }
         check_key(key)?;
         if let Some(i) = self.run.find(key) {
-            return Ok(self.put(Slot::Static(i), key, entry));
+            return Ok((self.put(Slot::Static(i), key, entry), IndexHint::new(self.generation, i)));
         }
         match self.delta.seek(key) {
-            Ok(node) => Ok(self.put(Slot::Delta(node), key, entry)),
-            Err(preds) => self.insert_new(key, entry, preds).map(|()| None),
+            Ok(node) => Ok((self.put(Slot::Delta(node), key, entry), IndexHint::NONE)),
+            Err(preds) => self.insert_new(key, entry, preds).map(|()| (None, IndexHint::NONE)),
         }
+    }
+
+    /// The static slot `hint` names, if the hint is into the current run.
+    fn hinted(&self, key: &[u8], hint: IndexHint) -> Option<usize> {
+        let i = (hint.generation() == self.generation).then_some(hint.slot())?;
+        debug_assert_eq!(self.run.key(i), key, "a hint names another key's slot");
+        Some(i)
     }
 
     /// Overwrites or revives an existing slot, keeping `key_bytes` in step.
@@ -196,8 +273,26 @@ impl Index {
 
     /// Compaction moved a record: update the location only if the key still points at `from`.
     pub fn relocate(&mut self, key: &[u8], from: Location, to: Location) -> bool {
+        self.relocate_hinted(key, IndexHint::NONE, from, to)
+    }
+
+    /// [`Self::relocate`] that goes straight to the slot `hint` names if it is still valid (it
+    /// must be one this index returned for `key`).
+    pub fn relocate_hinted(
+        &mut self,
+        key: &[u8],
+        hint: IndexHint,
+        from: Location,
+        to: Location,
+    ) -> bool {
         assert!(to.to_raw() != DEAD_LOCATION_RAW, "relocate to the reserved dead location");
-        let Some(slot) = self.find(key) else { return false };
+        let slot = match self.hinted(key, hint) {
+            Some(i) => Slot::Static(i),
+            None => match self.find(key) {
+                Some(slot) => slot,
+                None => return false,
+            },
+        };
         let entry = match slot {
             Slot::Static(i) => self.run.entry(i),
             Slot::Delta(n) => self.delta.entry(n),
@@ -246,6 +341,7 @@ impl Index {
     pub fn from_checkpoint(keys: &[u8], ends: &[u8], entries: &[u8]) -> Result<Index, String> {
         let mut index = Index::new();
         index.run = checkpoint::decode(keys, ends, entries, index.arena_bytes_max)?;
+        index.generation = next_generation();
         index.key_bytes = keys.len();
         Ok(index)
     }
@@ -293,6 +389,7 @@ impl Index {
         assert_eq!((entries.len(), keys.len()), (count, bytes));
         assert!(keys.len() as u64 <= self.arena_bytes_max);
         self.run = SortedRun::new(Rc::from(keys), Rc::from(ends), entries);
+        self.generation = next_generation();
         // A fresh delta frees the old buffers rather than keeping their capacity counted.
         self.delta = SkipList::new();
     }

@@ -3,7 +3,7 @@
 //! panicking, and that `memory_bytes()` is the exact sum of buffer capacities within 32 B/key.
 //! Randomized tests use `StdRng` with a fixed seed that every assertion message prints.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 
 use rand::rngs::StdRng;
@@ -14,6 +14,10 @@ use super::entry::dead_entry;
 use super::*;
 
 type Model = BTreeMap<Vec<u8>, IndexEntry>;
+
+/// The hints a record cache would keep: per key, the one its last upsert returned (a delete drops
+/// it, as the cache drops the key). Hints outlive merges here, so stale ones are offered too.
+type Hints = HashMap<Vec<u8>, IndexHint>;
 
 fn random_entry(rng: &mut StdRng) -> IndexEntry {
     let loc = Location::new(
@@ -106,15 +110,34 @@ fn check_totals(index: &Index, model: &Model, seed: u64) {
     assert_eq!(index.memory_bytes(), memory_from_fields(index), "seed {seed}");
 }
 
-fn apply_random_op(index: &mut Index, model: &mut Model, rng: &mut StdRng, seed: u64) {
+fn apply_random_op(
+    index: &mut Index,
+    model: &mut Model,
+    hints: &mut Hints,
+    rng: &mut StdRng,
+    seed: u64,
+) {
     let key = random_key(rng);
     match rng.gen_range(0..100) {
-        0..=39 => {
+        0..=19 => {
             let e = random_entry(rng);
             let got = index.upsert(&key, e).expect("valid key fits");
             assert_eq!(got, model.insert(key, e), "seed {seed}");
         }
-        40..=59 => assert_eq!(index.remove(&key), model.remove(&key), "seed {seed}"),
+        20..=39 => {
+            let e = random_entry(rng);
+            let hint = hints.get(&key).copied().unwrap_or(IndexHint::NONE);
+            let (got, now) = index.upsert_hinted(&key, e, hint).expect("valid key fits");
+            if hint != IndexHint::NONE && hint.generation() == index.generation {
+                assert_eq!(now, hint, "seed {seed}: a valid hint stays");
+            }
+            hints.insert(key.clone(), now);
+            assert_eq!(got, model.insert(key, e), "seed {seed}");
+        }
+        40..=59 => {
+            hints.remove(&key);
+            assert_eq!(index.remove(&key), model.remove(&key), "seed {seed}");
+        }
         60..=69 => {
             let from = match (rng.gen_bool(0.8), model.get(&key)) {
                 (true, Some(e)) => e.location(),
@@ -148,10 +171,11 @@ fn run_model_test(seed: u64, ops: usize, delta_keys_min: usize) {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut index = Index::with_limits(delta_keys_min, INDEX_KEY_ARENA_BYTES_MAX);
     let mut model = Model::new();
+    let mut hints = Hints::new();
     let mut merges = 0;
     for op in 0..ops {
         let delta_before = index.delta.node_count();
-        apply_random_op(&mut index, &mut model, &mut rng, seed);
+        apply_random_op(&mut index, &mut model, &mut hints, &mut rng, seed);
         merges += usize::from(index.delta.node_count() < delta_before);
         if op % 500 == 0 {
             check_totals(&index, &model, seed);
@@ -325,4 +349,28 @@ fn memory_is_exact_and_within_budget_after_merge() {
     assert_eq!(index.memory_bytes(), expected, "seed {seed}");
     let per_key = (index.memory_bytes() - index.key_bytes()) as f64 / n as f64;
     assert!(per_key <= 32.0, "seed {seed}: {per_key} B/key");
+}
+
+#[test]
+fn a_hint_names_the_key_slot_until_the_next_merge() {
+    let seed = 21;
+    let mut index = filled_index(seed, 5000);
+    index.snapshot();
+    let e = IndexEntry::new(Location::new(2, 64, 64), 9, 0);
+    let key = index.range(Bound::Unbounded, Bound::Unbounded, false).nth(77).expect("key").0;
+    let key = key.to_vec();
+    let (_, hint) = index.upsert_hinted(&key, e, IndexHint::NONE).expect("fits");
+    assert_ne!(hint, IndexHint::NONE, "seed {seed}: a key of the run gets a hint");
+    let e2 = IndexEntry::new(Location::new(3, 64, 64), 10, 0);
+    assert_eq!(index.upsert_hinted(&key, e2, hint).expect("fits"), (Some(e), hint), "seed {seed}");
+    assert_eq!(index.get(&key), Some(e2), "seed {seed}");
+    // A new key goes to the delta: no hint. A merge makes the old hint stale, and an upsert
+    // that offers it searches and returns the slot's new hint.
+    let (_, none) = index.upsert_hinted(b"\x00new", e, IndexHint::NONE).expect("fits");
+    assert_eq!(none, IndexHint::NONE, "seed {seed}");
+    index.snapshot();
+    let (prev, fresh) = index.upsert_hinted(&key, e, hint).expect("fits");
+    assert_eq!(prev, Some(e2), "seed {seed}");
+    assert_ne!(fresh, hint, "seed {seed}: a merge makes a new generation");
+    assert_eq!(index.get(&key), Some(e), "seed {seed}");
 }
