@@ -538,6 +538,31 @@ mod tests {
     }
 
     #[test]
+    fn an_index_hint_follows_its_key_until_the_key_leaves() {
+        let mut cache = RecordCache::new(1 << 20);
+        let (h1, h2) = (IndexHint::from_raw(1 << 32 | 5), IndexHint::from_raw(2 << 32 | 9));
+        assert_eq!(cache.index_hint(&cache.locate(b"k")), IndexHint::NONE, "not cached");
+        cache.insert(b"k", rec(3), h1);
+        cache.insert(b"other", rec(3), IndexHint::NONE);
+        assert_eq!(cache.index_hint(&cache.locate(b"k")), h1, "kept by a read's insert");
+        let at = cache.locate(b"k");
+        cache.write_through_at(at, b"k", b"new", 2, 0, false, h2);
+        assert_eq!(cache.index_hint(&cache.locate(b"k")), h2, "replaced by a write");
+        assert_eq!(cache.get(b"k").map(|r| r.value), Some(Bytes::from_static(b"new")));
+        assert_eq!(cache.index_hint(&cache.locate(b"other")), IndexHint::NONE);
+        // A write too large for the entry drops the key, and its hint with it.
+        let at = cache.locate(b"k");
+        cache.write_through_at(at, b"k", &[1; CACHE_INLINE_BYTES], 3, 0, false, h1);
+        assert_eq!(cache.index_hint(&cache.locate(b"k")), IndexHint::NONE);
+        // An absent key cached by a read-modify-write keeps the hint it is given.
+        let at = cache.locate(b"rmw");
+        cache.write_through_at(at, b"rmw", b"v", 1, 0, true, h2);
+        assert_eq!(cache.index_hint(&cache.locate(b"rmw")), h2);
+        cache.remove(b"rmw");
+        assert_eq!(cache.index_hint(&cache.locate(b"rmw")), IndexHint::NONE);
+    }
+
+    #[test]
     fn remove_invalidates_and_zero_capacity_disables() {
         let mut cache = RecordCache::new(1 << 20);
         cache.insert(b"k", rec(3), IndexHint::NONE);
