@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use clap::Parser;
 use ringstore_net::frame::{FRAME_BODY_BYTES_DEFAULT, FRAME_BODY_BYTES_MAX, HEADER_BYTES};
 use ringstore_storage::constants::{
-    CACHE_CAPACITY_BYTES_DEFAULT, FLUSH_INTERVAL_MS_DEFAULT, SEGMENT_SIZE_BYTES_DEFAULT,
+    CACHE_CAPACITY_BYTES_DEFAULT, FLUSH_INTERVAL_MS_DEFAULT, GARBAGE_RATIO_THRESHOLD_DEFAULT,
+    SEGMENT_SIZE_BYTES_DEFAULT,
 };
 use ringstore_storage::table::{limits as table_limits, PartitionCount, TableError};
 use ringstore_storage::{Durability, StoreConfig};
@@ -275,8 +276,9 @@ pub struct NodeConfig {
     /// Per executor.
     pub io_memory_bytes: usize,
     pub limits: Limits,
-    /// One shard's store: `cache_capacity_bytes`, `segment_size_bytes`, `flush_interval_ms` and
-    /// `accept_log_damage` come from the settings, the rest are the store's defaults.
+    /// One shard's store: `cache_capacity_bytes`, `segment_size_bytes`, `flush_interval_ms`,
+    /// `garbage_ratio_threshold` and `accept_log_damage` come from the settings, the rest are the
+    /// store's defaults.
     pub store: StoreConfig,
     /// A tracing `EnvFilter` directive.
     pub log: String,
@@ -625,6 +627,15 @@ struct Settings {
         help = help("NoSync writes reach the disk within", FLUSH_INTERVAL_MS_DEFAULT)
     )]
     flush_interval_ms: Option<u64>,
+    #[arg(
+        long,
+        value_name = "RATIO",
+        help = help(
+            "Compact a sealed segment once this share of it is garbage (0.05..=0.95)",
+            GARBAGE_RATIO_THRESHOLD_DEFAULT
+        )
+    )]
+    garbage_ratio_threshold: Option<f64>,
     /// Redis-protocol (RESP2) port, IP:PORT, served by every shard [default: none].
     #[arg(long, value_name = "IP:PORT")]
     resp: Option<SocketAddr>,
@@ -685,6 +696,7 @@ impl Settings {
             cache_capacity_bytes: self.cache_capacity_bytes.or(file.cache_capacity_bytes),
             segment_size_bytes: self.segment_size_bytes.or(file.segment_size_bytes),
             flush_interval_ms: self.flush_interval_ms.or(file.flush_interval_ms),
+            garbage_ratio_threshold: self.garbage_ratio_threshold.or(file.garbage_ratio_threshold),
             accept_log_damage: self.accept_log_damage || file.accept_log_damage,
             catalog_from_shard_0: self.catalog_from_shard_0 || file.catalog_from_shard_0,
             resp: self.resp.or(file.resp),
@@ -742,6 +754,9 @@ impl Settings {
             cache_capacity_bytes: self.cache_capacity_bytes.unwrap_or(d.cache_capacity_bytes),
             segment_size_bytes: self.segment_size_bytes.unwrap_or(d.segment_size_bytes),
             flush_interval_ms: self.flush_interval_ms.unwrap_or(d.flush_interval_ms),
+            garbage_ratio_threshold: self
+                .garbage_ratio_threshold
+                .unwrap_or(d.garbage_ratio_threshold),
             accept_log_damage: self.accept_log_damage,
             ..d
         }
@@ -847,6 +862,7 @@ mod tests {
             "--cache-capacity-bytes=0",
             "--segment-size-bytes=8388608",
             "--flush-interval-ms=3",
+            "--garbage-ratio-threshold=0.5",
             "--accept-log-damage",
             "--resp=127.0.0.1:6379",
             "--resp-durability=sync",
@@ -872,6 +888,7 @@ mod tests {
         let store = &config.store;
         assert_eq!((store.cache_capacity_bytes, store.segment_size_bytes), (0, 8 << 20));
         assert_eq!(store.flush_interval_ms, 3);
+        assert_eq!(store.garbage_ratio_threshold, 0.5);
         assert!(store.accept_log_damage);
         assert!(!parse(&[]).expect("no flags").store.accept_log_damage, "off by default");
     }
@@ -985,6 +1002,10 @@ mod tests {
             (&["--forward-queue=0"], format!("1..={FORWARD_QUEUE_MAX}")),
             (&["--segment-size-bytes=4097"], "segment_size_bytes 4097 must be".to_string()),
             (&["--flush-interval-ms=0"], "1..=60000".to_string()),
+            (
+                &["--garbage-ratio-threshold=0.99"],
+                "garbage_ratio_threshold 0.99 must be 0.05..=0.95".to_string(),
+            ),
             (&["--metrics=127.0.0.1:7379"], "is the listen address".to_string()),
             (&["--resp=127.0.0.1:7379"], "the RESP port needs its own port".to_string()),
             (
