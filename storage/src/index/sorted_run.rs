@@ -134,8 +134,7 @@ impl SortedRun {
         let mut tie_prefix = Vec::with_capacity(run.top.len());
         for ties in run.top.chunk_by(|a, b| a == b) {
             let (first, last) = (tie_prefix.len(), tie_prefix.len() + ties.len() - 1);
-            let (a, b) = (run.group_key(first), run.group_key(last));
-            let shared = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+            let shared = shared_len(run.group_key(first), run.group_key(last));
             let shared = u16::try_from(shared).expect("keys fit in u16");
             tie_prefix.extend(std::iter::repeat_n(shared, ties.len()));
         }
@@ -148,8 +147,7 @@ impl SortedRun {
 
     /// Length of the prefix that slots `first` and `last` share, and so every slot between them.
     fn common_prefix_len(&self, first: usize, last: usize) -> usize {
-        let (first, last) = (self.key(first), self.key(last));
-        first.iter().zip(last).take_while(|(a, b)| a == b).count()
+        shared_len(self.key(first), self.key(last))
     }
 
     /// The first key of group `g`, from the compact copy.
@@ -420,6 +418,11 @@ impl SortedRun {
             + std::mem::size_of_val::<[u16]>(&self.tie_prefix)
             + std::mem::size_of_val::<[u64]>(&self.tie_heads)
     }
+}
+
+/// Length of the prefix `a` and `b` share.
+fn shared_len(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 /// How many of the sorted `samples` are below `probe`, and how many are not above it. Samples
