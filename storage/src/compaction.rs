@@ -2,7 +2,9 @@
 //!
 //! A sealed segment whose garbage ratio reaches the threshold is read front to back. Each record
 //! the index still points at is copied to the log head with its original LSN, version and expiry
-//! (flag MOVED) and the index is re-pointed; expired records are dropped; a tombstone (of one key
+//! (flag MOVED) and the index is re-pointed (for a segment whose dead-record map is complete,
+//! without a lookup per record: the map tells the live records, and the re-pointing is done in
+//! key order, many at a time, by `Relocations`); expired records are dropped; a tombstone (of one key
 //! or of a range) is copied only if the checkpoint does not cover it yet (recovery would otherwise
 //! replay an older put under it). A [`CompactionFilter`] installed by the layer above (the table layer) sees every
 //! live put on the way and may drop it (a row of a dropped table) or shorten its value (expired
@@ -14,6 +16,7 @@
 //! The maintenance task runs on its own glommio task queue with few shares, so foreground
 //! requests win the CPU, and does one thing at a time under the maintenance lock.
 
+use std::path::Path;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -24,7 +27,7 @@ use crate::index::{IndexHint, Location};
 use crate::log::group_commit::{self, Durability};
 use crate::log::scan::{ScanItem, ScannedRecord, SegmentScanner};
 use crate::record::RecordKind;
-use crate::state::Shared;
+use crate::state::{Shared, State};
 use crate::{checkpoint, Error, Result};
 
 /// What one compaction pass did.
@@ -38,6 +41,9 @@ pub struct CompactionReport {
     pub records_known_dead: u64,
     /// Records a [`CompactionFilter`](crate::compaction_filter::CompactionFilter) shortened.
     pub records_rewritten: u64,
+    /// Of the moved records, copies whose key was written or deleted before the index was
+    /// re-pointed to them (`Relocations`): garbage as soon as written.
+    pub copies_superseded: u64,
     /// Segment bytes freed (deleted after the closing checkpoint).
     pub bytes_reclaimed: u64,
 }
@@ -72,6 +78,7 @@ impl CompactionReport {
         self.records_dropped += r.records_dropped;
         self.records_known_dead += r.records_known_dead;
         self.records_rewritten += r.records_rewritten;
+        self.copies_superseded += r.copies_superseded;
         self.bytes_reclaimed += r.bytes_reclaimed;
     }
 }
@@ -114,11 +121,52 @@ async fn compact_segment<D: Disk>(
     // mid-block: scan only the bytes the file has.
     let size = file.size().await.map_err(|e| Error::io("stat", &path, e))?;
     let mut scanner = SegmentScanner::new(&*file, id, SEGMENT_HEADER_BYTES, size.min(end));
-    // Puts the dead-record map names are dropped on their verified header alone.
+    // Puts the dead-record map names are dropped on their verified header alone. If the map
+    // names every dead record of the segment, the other Puts are copied without a lookup, and
+    // their index entries re-pointed later, in key order (`Relocations`).
     let known_dead = |offset| shared.state.borrow().segments.is_dead(id, offset);
+    let complete = shared.state.borrow().segments.get(id).is_some_and(|s| s.dead_map_complete);
+    let mut relocations = complete.then(Relocations::default);
+    let scanned =
+        scan_and_move(shared, id, &path, &mut scanner, known_dead, relocations.as_mut(), report)
+            .await;
+    // Applied even after a failure: the copies made so far are in the log, and their segments
+    // count them live until the index says which ones it kept.
+    if let Some(r) = relocations.as_mut() {
+        r.apply(&mut shared.state.borrow_mut(), report);
+    }
+    scanned?;
+    group_commit::sync_all(shared).await?;
+    let mut st = shared.state.borrow_mut();
+    let seg = st.segments.get_mut(id);
+    if seg.live_bytes > 0 {
+        // A live record could not be read back (damage): keep the segment, say so.
+        tracing::error!(
+            segment = id,
+            live = seg.live_bytes,
+            "segment keeps unreadable live records; not retired"
+        );
+        return Ok(());
+    }
+    seg.retired = true;
+    report.segments_compacted += 1;
+    report.bytes_reclaimed += seg.end;
+    Ok(())
+}
+
+/// Reads a segment's records and moves the live ones.
+async fn scan_and_move<D: Disk>(
+    shared: &Shared<D>,
+    id: u32,
+    path: &Path,
+    scanner: &mut SegmentScanner<'_, D::File>,
+    known_dead: impl Fn(u64) -> bool,
+    mut relocations: Option<&mut Relocations>,
+    report: &mut CompactionReport,
+) -> Result<()> {
     let mut clock = ScanClock::default();
     while let Some(item) =
-        scanner.next_unless(known_dead).await.map_err(|e| Error::io("read", &path, e))?
+        scanner.next_unless(&known_dead).await.map_err(|e| Error::io("read", path, e))?
     {
         match item {
             ScanItem::Skipped { .. } => {
@@ -127,7 +175,12 @@ async fn compact_segment<D: Disk>(
             }
             ScanItem::Record(r) => {
                 let now = clock.now_ms(shared);
-                let moved = move_if_live(shared, id, &r, now, report)?;
+                let moved = move_if_live(shared, id, &r, now, relocations.as_deref_mut(), report)?;
+                if let Some(r) = relocations.as_deref_mut() {
+                    if r.full() {
+                        r.apply(&mut shared.state.borrow_mut(), report);
+                    }
+                }
                 throttle(shared, moved).await?;
             }
             ScanItem::Corrupt { offset, lsn, what } => {
@@ -147,22 +200,73 @@ async fn compact_segment<D: Disk>(
             ScanItem::TornTail { .. } => {}
         }
     }
-    group_commit::sync_all(shared).await?;
-    let mut st = shared.state.borrow_mut();
-    let seg = st.segments.get_mut(id);
-    if seg.live_bytes > 0 {
-        // A live record could not be read back (damage): keep the segment, say so.
-        tracing::error!(
-            segment = id,
-            live = seg.live_bytes,
-            "segment keeps unreadable live records; not retired"
-        );
-        return Ok(());
-    }
-    seg.retired = true;
-    report.segments_compacted += 1;
-    report.bytes_reclaimed += seg.end;
     Ok(())
+}
+
+/// Re-pointings of the index [`move_if_live`] put off: copies of records that the dead-record
+/// map says are live, whose keys' index entries still point at the segment being compacted.
+/// They are applied together, sorted by key, in one forward pass over the index's sorted run
+/// ([`Index::relocate_sorted`](crate::index::Index::relocate_sorted)): a search of a large
+/// shard's index misses the CPU cache at each of its levels, so a lookup per moved record was
+/// most of compaction's cost. A key written or deleted since its copy was made no longer points
+/// at the old place: the index keeps its entry, and the copy is garbage (marked dead).
+///
+/// Until they are applied the old records are still where the index says, in a segment that is
+/// retired only after [`Relocations::apply`], so reads find them there.
+#[derive(Default)]
+struct Relocations {
+    /// The keys, one after another.
+    keys: Vec<u8>,
+    moves: Vec<Relocation>,
+}
+
+struct Relocation {
+    key_start: u32,
+    key_end: u32,
+    from: Location,
+    to: Location,
+}
+
+/// Moves [`Relocations`] holds before it applies them: bounds its memory (with
+/// [`RELOCATION_KEY_BYTES_MAX`]) and keeps each pass over the sorted run dense.
+const RELOCATION_MOVES_MAX: usize = 64 * 1024;
+
+/// Key bytes [`Relocations`] holds before it applies its moves.
+const RELOCATION_KEY_BYTES_MAX: usize = 4 * 1024 * 1024;
+
+impl Relocations {
+    fn push(&mut self, key: &[u8], from: Location, to: Location) {
+        let key_start = self.keys.len() as u32;
+        self.keys.extend_from_slice(key);
+        self.moves.push(Relocation { key_start, key_end: self.keys.len() as u32, from, to });
+    }
+
+    fn full(&self) -> bool {
+        self.moves.len() >= RELOCATION_MOVES_MAX || self.keys.len() >= RELOCATION_KEY_BYTES_MAX
+    }
+
+    /// Re-points the index for every held move, in key order, and settles the live bytes: a
+    /// kept copy takes its bytes off the old segment; a copy of a key that has changed since is
+    /// garbage in its new segment.
+    fn apply<D: Disk>(&mut self, st: &mut State<D>, report: &mut CompactionReport) {
+        let keys = &self.keys;
+        let key = |m: &Relocation| &keys[m.key_start as usize..m.key_end as usize];
+        self.moves.sort_unstable_by(|a, b| key(a).cmp(key(b)));
+        let segments = &mut st.segments;
+        st.index.relocate_sorted(
+            self.moves.iter().map(|m| (key(m), m.from, m.to)),
+            |from, to, moved| {
+                if moved {
+                    segments.sub_live(from.segment(), from.len());
+                } else {
+                    segments.record_died(to.segment(), to.offset(), to.len());
+                    report.copies_superseded += 1;
+                }
+            },
+        );
+        self.keys.clear();
+        self.moves.clear();
+    }
 }
 
 /// Keeps compaction inside the write-buffer bound: once the unflushed tail is full, wait for the
@@ -200,15 +304,33 @@ impl ScanClock {
 
 /// Copies one record forward if the store still needs it; returns the copy's append sequence.
 /// `now` is the time expiries are compared against (at most a little old: see [`ScanClock`]).
+/// With `relocations` (the segment's dead-record map is complete), a Put the filter keeps is
+/// copied without an index lookup and its re-pointing is left to `relocations`.
 fn move_if_live<D: Disk>(
     shared: &Shared<D>,
     id: u32,
     r: &ScannedRecord,
     now: u64,
+    relocations: Option<&mut Relocations>,
     report: &mut CompactionReport,
 ) -> Result<Option<u64>> {
     let mut st = shared.state.borrow_mut();
     let loc = Location::new(id, r.offset, r.padded_len);
+    let mut decided = None;
+    if let (Some(relocations), RecordKind::Put) = (relocations, r.meta.kind) {
+        match decide(shared, r, now) {
+            FilterDecision::Keep => {
+                let (new_loc, seq) = st.append_moved(&r.meta, &r.key, &r.value)?;
+                st.segments.add_live(new_loc.segment(), new_loc.len());
+                relocations.push(&r.key, loc, new_loc);
+                report.records_moved += 1;
+                report.bytes_moved += loc.len();
+                return Ok(Some(seq));
+            }
+            // A drop or a rewrite changes the index at once: only after the lookup below.
+            other => decided = Some(other),
+        }
+    }
     // Puts the dead-record map names never get here: the scanner skipped them. The lookup's
     // hint saves the relocation below a second search.
     let mut hint = IndexHint::NONE;
@@ -228,12 +350,7 @@ fn move_if_live<D: Disk>(
         report.records_dropped += 1;
         return Ok(None);
     }
-    let expired = r.meta.expiry_ms != 0 && r.meta.expiry_ms <= now;
-    let decision = match (&r.meta.kind, shared.compaction_filter.borrow().as_ref()) {
-        (RecordKind::Put, _) if expired => FilterDecision::Drop,
-        (RecordKind::Put, Some(filter)) => filter.filter(&r.key, &r.value, now),
-        _ => FilterDecision::Keep,
-    };
+    let decision = decided.unwrap_or_else(|| decide(shared, r, now));
     let value = match decision {
         FilterDecision::Keep => std::borrow::Cow::Borrowed(r.value.as_slice()),
         FilterDecision::Drop => {
@@ -260,6 +377,18 @@ fn move_if_live<D: Disk>(
     report.records_moved += 1;
     report.bytes_moved += loc.len();
     Ok(Some(seq))
+}
+
+/// What becomes of a record compaction copies: dropped if it has expired by `now`, else what
+/// the installed [`CompactionFilter`](crate::compaction_filter::CompactionFilter) says of a
+/// Put; a tombstone is kept.
+fn decide<D: Disk>(shared: &Shared<D>, r: &ScannedRecord, now: u64) -> FilterDecision {
+    let expired = r.meta.expiry_ms != 0 && r.meta.expiry_ms <= now;
+    match (&r.meta.kind, shared.compaction_filter.borrow().as_ref()) {
+        (RecordKind::Put, _) if expired => FilterDecision::Drop,
+        (RecordKind::Put, Some(filter)) => filter.filter(&r.key, &r.value, now),
+        _ => FilterDecision::Keep,
+    }
 }
 
 /// The background task: checkpoints when enough log was written, compacts when a segment

@@ -81,11 +81,18 @@ pub struct SegmentInfo<F> {
     pub retired: bool,
     /// Records in it that later writes replaced or deleted.
     pub dead: DeadRecords,
+    /// Whether `dead` names every record of the segment that has died: true for a segment this
+    /// process created (registered before its file existed), false for one found at open,
+    /// whose records may have died before. Compaction trusts the map of such a segment to tell
+    /// the live records (it still checks each against the index before the index is changed).
+    pub dead_map_complete: bool,
 }
 
 impl<F> SegmentInfo<F> {
+    /// A segment registered with no file yet is one this process creates ([`Self::dead_map_complete`]).
     pub fn new(file: Option<Rc<F>>, end: u64, sealed: bool) -> Self {
         SegmentInfo {
+            dead_map_complete: file.is_none(),
             file,
             end,
             live_bytes: 0,

@@ -9,7 +9,10 @@
 //! segment, deletes them (tombstones in a later segment that compaction can drop once a checkpoint
 //! covers them, while the older puts stay in a segment compaction keeps), and crashes the disk
 //! with seeded losses and tearing either after the compaction or at many points in the middle of
-//! it: no deleted key ever comes back and every other key keeps its newest value.
+//! it: no deleted key ever comes back and every other key keeps its newest value. A third runs
+//! writes and deletes between compaction's steps, so that keys change between the copy of their
+//! record and the index's re-pointing to it: newest values, and live bytes exactly the sum of
+//! the live records.
 
 mod common;
 
@@ -18,6 +21,7 @@ use std::collections::BTreeMap;
 use futures_lite::future::{poll_once, yield_now};
 use ringstore_storage::constants::SEGMENT_SIZE_BYTES_MIN;
 use ringstore_storage::disk::sim::SimDisk;
+use ringstore_storage::record;
 use ringstore_storage::{Durability, ManualClock, Store, WriteOptions};
 
 type Model = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
@@ -122,6 +126,73 @@ fn overwrite_heavy_load_compacts_to_newest_values_within_the_disk_bound() {
         assert_eq!(report.records_known_dead, 0, "{report:?}");
         check(&store, &model, "after compacting the recovered store").await;
         assert_disk_bound(&store, "after compacting the recovered store");
+        store.close().await.expect("close");
+    });
+}
+
+/// Compaction copies the live records of a segment this process wrote without asking the index,
+/// and re-points the index later, in key order: keys written and deleted between a copy and
+/// its re-pointing must keep their newest state, and the copies they made garbage must not be
+/// counted live (live bytes stay the exact sum of the live records).
+#[test]
+fn writes_during_compaction_keep_newest_values_and_exact_live_bytes() {
+    common::run(|| async {
+        let disk = common::sim(77);
+        let clock = ManualClock::new(common::T0_MS);
+        let store = common::open_sim(&disk, common::test_config(), &clock).await.expect("open");
+        let mut model = Model::new();
+        // 4,000 keys, then the first half again: the first segment is about half garbage, and
+        // its live records are the second half's.
+        for (round, keys) in [(0, 0..4_000), (1, 0..2_000)] {
+            for k in keys {
+                put(&store, &mut model, format!("key-{k:05}"), round, 700).await;
+            }
+        }
+        store.sync().await.expect("sync");
+        let mut report = None;
+        let mut round = 100;
+        {
+            let mut fut = std::pin::pin!(store.compact());
+            while report.is_none() {
+                report = poll_once(&mut fut).await;
+                // The flusher and the disk's operations run as other tasks.
+                yield_now().await;
+                // Between compaction's steps (each of its disk operations yields): overwrite or
+                // delete keys it may have copied, different ones each time.
+                round += 1;
+                for k in (0..8).map(|j| 2_000 + (round * 8 + j) * 37 % 2_000) {
+                    let key = format!("key-{k:05}").into_bytes();
+                    if k % 3 == 0 {
+                        store.delete(&key, Durability::NoSync).await.expect("delete");
+                        model.insert(key, None);
+                    } else {
+                        let v = value(&key, round, 700);
+                        store.put(&key, &v, nosync()).await.expect("put");
+                        model.insert(key, Some(v));
+                    }
+                }
+            }
+        }
+        let report = report.expect("done").expect("compact");
+        assert!(report.records_moved > 0, "{report:?}");
+        assert!(
+            report.copies_superseded > 0,
+            "no write fell between a copy and its re-pointing: {report:?}"
+        );
+        check(&store, &model, "after compaction with writes in between").await;
+        let live: u64 = model
+            .iter()
+            .filter_map(|(k, v)| v.as_ref().map(|v| record::padded_len(k.len(), v.len())))
+            .sum();
+        assert_eq!(store.stats().live_bytes, live, "live bytes after compaction");
+        store.sync().await.expect("sync");
+        store.compact().await.expect("compact again");
+        check(&store, &model, "after a second compaction").await;
+        assert_eq!(store.stats().live_bytes, live, "live bytes after a second compaction");
+        assert_disk_bound(&store, "after a second compaction");
+        store.close().await.expect("close");
+        let store = common::open_sim(&disk, common::test_config(), &clock).await.expect("reopen");
+        check(&store, &model, "after close and reopen").await;
         store.close().await.expect("close");
     });
 }

@@ -285,7 +285,6 @@ impl Index {
         from: Location,
         to: Location,
     ) -> bool {
-        assert!(to.to_raw() != DEAD_LOCATION_RAW, "relocate to the reserved dead location");
         let slot = match self.hinted(key, hint) {
             Some(i) => Slot::Static(i),
             None => match self.find(key) {
@@ -293,6 +292,42 @@ impl Index {
                 None => return false,
             },
         };
+        self.relocate_slot(slot, key, from, to)
+    }
+
+    /// [`Self::relocate`] of many keys, which must come in ascending order: each is looked for
+    /// in the static run from where the one before it was (`SortedRun::seek_from`), so that a
+    /// batch re-points its keys in one forward pass over the run instead of a search each.
+    /// `done` hears of each move and whether the key still pointed at `from` (and now points
+    /// at `to`).
+    pub fn relocate_sorted<'k>(
+        &mut self,
+        moves: impl IntoIterator<Item = (&'k [u8], Location, Location)>,
+        mut done: impl FnMut(Location, Location, bool),
+    ) {
+        let mut from_slot = 0;
+        let mut before: Option<&[u8]> = None;
+        for (key, from, to) in moves {
+            debug_assert!(before.is_none_or(|b| b <= key), "relocate_sorted keys out of order");
+            before = Some(key);
+            let slot = match self.run.seek_from(from_slot, key) {
+                Ok(i) => {
+                    from_slot = i;
+                    Some(Slot::Static(i))
+                }
+                Err(i) => {
+                    from_slot = i;
+                    self.delta.find(key).map(Slot::Delta)
+                }
+            };
+            let moved = slot.is_some_and(|slot| self.relocate_slot(slot, key, from, to));
+            done(from, to, moved);
+        }
+    }
+
+    /// Re-points `key`'s entry in `slot` from `from` to `to` if it is live and points at `from`.
+    fn relocate_slot(&mut self, slot: Slot, key: &[u8], from: Location, to: Location) -> bool {
+        assert!(to.to_raw() != DEAD_LOCATION_RAW, "relocate to the reserved dead location");
         let entry = match slot {
             Slot::Static(i) => self.run.entry(i),
             Slot::Delta(n) => self.delta.entry(n),

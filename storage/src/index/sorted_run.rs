@@ -264,6 +264,35 @@ impl SortedRun {
         (i < self.len() && self.key(i) == key).then_some(i)
     }
 
+    /// The slot holding `key` (Ok) or the first slot whose key is greater (Err), searching only
+    /// from slot `from` on: every key before `from` must be smaller than `key`. For keys looked
+    /// up in ascending order, each from where the one before was found: an exponential search
+    /// from `from`, so that each lookup reads the few slots after the previous one (memory
+    /// the CPU has just loaded or streams in) instead of the run's levels.
+    pub(super) fn seek_from(&self, from: usize, key: &[u8]) -> Result<usize, usize> {
+        let (mut lo, mut hi, mut step) = (from, from, 1);
+        while hi < self.len() && self.key(hi) < key {
+            lo = hi + 1;
+            hi += step;
+            step *= 2;
+        }
+        let mut hi = hi.min(self.len());
+        // Now every slot before `lo` is smaller than `key`, and `hi` is the end or not smaller.
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.key(mid) < key {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo < self.len() && self.key(lo) == key {
+            Ok(lo)
+        } else {
+            Err(lo)
+        }
+    }
+
     /// The first slot whose key is greater than `key` (`after_equal` false: greater or equal).
     pub(super) fn partition(&self, key: &[u8], after_equal: bool) -> usize {
         let g = match self.group_of(key, after_equal) {
