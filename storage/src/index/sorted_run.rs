@@ -276,16 +276,8 @@ impl SortedRun {
             hi += step;
             step *= 2;
         }
-        let mut hi = hi.min(self.len());
         // Now every slot before `lo` is smaller than `key`, and `hi` is the end or not smaller.
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.key(mid) < key {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
+        let lo = first_not_below(lo, hi.min(self.len()), |i| self.key(i) < key);
         if lo < self.len() && self.key(lo) == key {
             Ok(lo)
         } else {
@@ -411,14 +403,7 @@ impl SortedRun {
                 lo = not_above;
             }
         }
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.group_key(mid) < key {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
+        let lo = first_not_below(lo, hi, |g| self.group_key(g) < key);
         if lo < not_above && self.group_key(lo) == key {
             return Err(lo * GROUP_KEYS + usize::from(after_equal));
         }
@@ -447,6 +432,20 @@ impl SortedRun {
             + std::mem::size_of_val::<[u16]>(&self.tie_prefix)
             + std::mem::size_of_val::<[u64]>(&self.tie_heads)
     }
+}
+
+/// The first index of `lo..hi` at which `below` is false, by binary search: `below` must hold
+/// for a prefix of the range and for nothing after it.
+fn first_not_below(mut lo: usize, mut hi: usize, below: impl Fn(usize) -> bool) -> usize {
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if below(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// Length of the prefix `a` and `b` share.
