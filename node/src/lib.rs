@@ -47,6 +47,7 @@ pub mod peer;
 pub mod ports;
 pub mod range_bound;
 pub mod read_interrupt;
+pub mod resp_batch;
 pub mod resp_cluster;
 pub mod resp_commands;
 pub mod resp_connection;

@@ -29,7 +29,7 @@ use std::time::Instant;
 
 use futures_lite::io::{AsyncWriteExt, ReadHalf};
 use glommio::net::TcpStream;
-use ringstore_net::resp::{parse_command, reply, Args, Parsed};
+use ringstore_net::resp::{reply, Args};
 use ringstore_storage::DurableWait;
 
 use crate::budget::SMALL_RESPONSE_BYTES;
@@ -41,6 +41,7 @@ use crate::counters::Counters;
 use crate::durable_acks::{ReplyTo, Waiting};
 use crate::inflight::InflightSlot;
 use crate::output::Output;
+use crate::resp_batch::{Ahead, Batch, Next};
 use crate::resp_commands::{self as commands, Dispatched, Kind, Owned};
 use crate::resp_exec::{self, Started};
 use crate::resp_key_order::Ticket;
@@ -105,12 +106,12 @@ struct Input {
 
 async fn read_loop(shard: &Rc<Shard>, conn: &Rc<Conn>, mut reader: ReadHalf<TcpStream>) {
     let mut input = Input { buf: vec![0; READ_CHUNK_BYTES], filled: 0, charged: 0 };
-    let mut args = Args::default();
+    let mut batch = Batch::default();
     let mut started: Option<Instant> = None;
     let out = &conn.out;
     loop {
         let (consumed, deferred) =
-            act_on_commands(shard, conn, &input.buf[..input.filled], &mut args);
+            act_on_commands(shard, conn, &input.buf[..input.filled], &mut batch);
         out.flush_now(&shard.counters);
         if consumed > 0 {
             input.buf.copy_within(consumed..input.filled, 0);
@@ -250,39 +251,47 @@ fn deliver(conn: &Conn, reply: Vec<u8>) {
     }
 }
 
-/// Acts on every complete command at the start of `buf`; the bytes consumed, and why the next
-/// command was put off, if it was (it stays in the buffer).
+/// Acts on every complete command at the start of `buf`, parsed a batch at a time
+/// (`resp_batch.rs`); the bytes consumed, and why the next command was put off, if it was (it
+/// stays in the buffer).
 fn act_on_commands(
     shard: &Rc<Shard>,
     conn: &Rc<Conn>,
     buf: &[u8],
-    args: &mut Args,
+    batch: &mut Batch,
 ) -> (usize, Option<Full>) {
     let mut pos = 0;
     let mut now: Option<u64> = None;
     while pos < buf.len() && !conn.closing.get() && !conn.out.killed.get() {
-        if let Some(why) = full(shard, conn) {
-            return (pos, Some(why));
-        }
-        match parse_command(&buf[pos..], &conn.settings.parse, args) {
-            Parsed::Incomplete => break,
-            Parsed::Error(e) => {
+        let n = match batch.parse(buf, pos, &conn.settings.parse) {
+            Next::Incomplete => break,
+            Next::Malformed(e) => {
                 let mut reply = Vec::new();
                 reply::error(&mut reply, &format!("ERR {e}"));
                 deliver(conn, reply);
                 conn.closing.set(true);
                 break;
             }
-            Parsed::Command { consumed } => {
-                let raw = &buf[pos..pos + consumed];
-                if !args.is_empty() && !conn.order.idle() && is_barrier(args, raw) {
-                    return (pos, Some(Full::Idle));
-                }
-                pos += consumed;
-                if !args.is_empty() {
-                    let now = *now.get_or_insert_with(|| shard.tables.store().now_ms());
-                    run(shard, conn, raw, args, now);
-                }
+            Next::Commands(n) => n,
+        };
+        batch.prefetch(shard, buf);
+        for i in 0..n {
+            if conn.closing.get() || conn.out.killed.get() {
+                return (pos, None);
+            }
+            if let Some(why) = full(shard, conn) {
+                return (pos, Some(why));
+            }
+            let (ahead, args) = batch.command(i);
+            let raw = &buf[ahead.start..ahead.start + ahead.len];
+            let barrier = ahead.spec.is_some_and(|s| matches!(s.kind, Kind::Keys | Kind::Node));
+            if barrier && !conn.order.idle() {
+                return (pos, Some(Full::Idle));
+            }
+            pos += ahead.len;
+            if !args.is_empty() {
+                let now = *now.get_or_insert_with(|| shard.tables.store().now_ms());
+                run(shard, conn, raw, args, ahead, now);
             }
         }
     }
@@ -290,10 +299,9 @@ fn act_on_commands(
 }
 
 /// Runs one parsed command: inline when it can complete now, else in a task.
-fn run(shard: &Rc<Shard>, conn: &Rc<Conn>, raw: &[u8], args: &Args, now: u64) {
+fn run(shard: &Rc<Shard>, conn: &Rc<Conn>, raw: &[u8], args: &Args, ahead: &Ahead, now: u64) {
     Counters::add(&shard.counters.resp_commands, 1);
-    let name = args.get(raw, 0);
-    let Some(spec) = commands::lookup(name) else {
+    let Some(spec) = ahead.spec else {
         return error(shard, conn, &commands::unknown(args, raw));
     };
     if let Err(e) = commands::check_arity(spec, args.len()) {
@@ -305,16 +313,9 @@ fn run(shard: &Rc<Shard>, conn: &Rc<Conn>, raw: &[u8], args: &Args, now: u64) {
             resp_server::connection_command(shard, conn, spec.name, args, raw, now, &mut reply);
             deliver(conn, reply);
         }
-        Kind::Key => key_now(shard, conn, spec.name, raw, args, now),
+        Kind::Key => key_now(shard, conn, spec.name, raw, args, ahead.owner, now),
         Kind::Keys | Kind::Node => spawn(shard, conn, spec.kind, raw),
     }
-}
-
-/// Whether the command runs alone: one over several keys or the node (it starts when nothing
-/// before it runs, and nothing after it starts before it is done), so that it is ordered with
-/// the connection's other commands although it waits between its parts.
-fn is_barrier(args: &Args, raw: &[u8]) -> bool {
-    commands::lookup(args.get(raw, 0)).is_some_and(|s| matches!(s.kind, Kind::Keys | Kind::Node))
 }
 
 /// A one-key command the inline path does not run (another shard's key, or the shard at its
@@ -368,14 +369,24 @@ fn error(shard: &Shard, conn: &Conn, message: &str) {
 /// in the order. A write that waits for durability leaves its reply with the shard's
 /// acknowledger (`durable_acks.rs`), in its place in the order, so later replies wait behind
 /// it and no task is needed; a row on disk or a command queued behind its key takes a task.
-fn key_now(shard: &Rc<Shard>, conn: &Rc<Conn>, name: &str, raw: &[u8], args: &Args, now: u64) {
+///
+/// `owner` is the key's owner shard if the read batch found it (`resp_batch.rs`).
+fn key_now(
+    shard: &Rc<Shard>,
+    conn: &Rc<Conn>,
+    name: &str,
+    raw: &[u8],
+    args: &Args,
+    owner: Option<usize>,
+    now: u64,
+) {
     let key = args.get(raw, 1);
     // At the shard's in-flight limit a write that waits for durability could not take its slot
     // after it was written: the task path answers BUSY before running anything.
     if shard.inflight.get() >= shard.limits.inflight_per_shard {
         return key_behind(shard, conn, raw, args);
     }
-    match resp_table::owner_of(shard, key) {
+    match owner.map_or_else(|| resp_table::owner_of(shard, key), Ok) {
         Ok(owner) if owner == shard.id => {}
         Ok(_) => return key_behind(shard, conn, raw, args),
         Err(e) => return error(shard, conn, &e),

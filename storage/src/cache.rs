@@ -40,9 +40,14 @@ use crate::constants::{
     CACHE_ENTRY_OVERHEAD_BYTES, CACHE_INLINE_BYTES, KEY_BYTES_MAX, VALUE_BYTES_MAX,
 };
 use crate::index::IndexHint;
+use crate::prefetch::{prefetch, prefetch_bytes};
 
 /// Slots of the smallest index; it doubles as entries arrive.
 const INDEX_SLOTS_MIN: usize = 64;
+
+/// Slots the batch prefetch's probe looks at before giving up on a key: at most half full, a
+/// present key is nearly always within the first two, and eight share a line.
+const PREFETCH_PROBE_SLOTS_MAX: usize = 4;
 
 /// Entries of the smallest slab; it doubles as entries arrive.
 const SLAB_ENTRIES_MIN: usize = 16;
@@ -399,6 +404,53 @@ impl RecordCache {
         }
     }
 
+    /// The hash the cache keys `key` by, for the batch prefetch (`batch_prefetch.rs`).
+    pub fn hash_of(&self, key: &[u8]) -> u64 {
+        self.hash(key)
+    }
+
+    /// Batch prefetch, first step: asks for the index slot line where `hash`'s probe starts.
+    pub fn prefetch_slot(&self, hash: u64) {
+        if let Some(slot) = self.index.get(hash as usize & self.index.len().wrapping_sub(1)) {
+            prefetch(slot);
+        }
+    }
+
+    /// Batch prefetch, second step (its slot line asked for by [`Self::prefetch_slot`]): the
+    /// slab position of the first entry whose slot agrees with `hash`, if any, with all of that
+    /// entry's lines asked for. A hint only: the entry may hold another key of the same 32 hash
+    /// bits, which costs a wasted line and nothing else.
+    pub fn prefetch_entry(&self, hash: u64) -> Option<usize> {
+        if self.entries.is_empty() {
+            return None;
+        }
+        let mask = self.index.len() - 1;
+        let mut s = hash as usize & mask;
+        // A probe past a few slots leaves the line the first step brought in; stop there.
+        for _ in 0..PREFETCH_PROBE_SLOTS_MAX {
+            let slot = self.index[s];
+            if slot == 0 {
+                return None;
+            }
+            if slot_matches(slot, hash) {
+                let i = slot_entry(slot);
+                prefetch_bytes(&self.entries[i], ENTRY_BYTES);
+                return Some(i);
+            }
+            s = (s + 1) & mask;
+        }
+        None
+    }
+
+    /// The index hint kept in slab position `i` (from [`Self::prefetch_entry`]), if `i` holds
+    /// `hash`'s entry.
+    pub fn hint_at(&self, i: usize, hash: u64) -> IndexHint {
+        match self.entries.get(i) {
+            Some(e) if e.hash == hash => IndexHint::from_raw(e.index_hint),
+            _ => IndexHint::NONE,
+        }
+    }
+
     /// The index slot and slab position of `key`.
     fn find(&self, hash: u64, key: &[u8]) -> Option<(usize, usize)> {
         if self.entries.is_empty() {
@@ -560,6 +612,33 @@ mod tests {
         assert_eq!(cache.index_hint(&cache.locate(b"rmw")), h2);
         cache.remove(b"rmw");
         assert_eq!(cache.index_hint(&cache.locate(b"rmw")), IndexHint::NONE);
+    }
+
+    #[test]
+    fn the_prefetch_steps_find_each_cached_keys_entry_and_hint() {
+        let mut cache = RecordCache::new(1 << 20);
+        let hint = |i: u32| IndexHint::from_raw(1 << 32 | (u64::from(i) + 1));
+        for i in 0..2_000u32 {
+            cache.insert(&i.to_be_bytes(), rec(10), hint(i));
+        }
+        let mut found = 0;
+        for i in 0..2_000u32 {
+            let key = i.to_be_bytes();
+            let h = cache.hash_of(&key);
+            cache.prefetch_slot(h);
+            // A key further than PREFETCH_PROBE_SLOTS_MAX from its home is not followed.
+            let Some(at) = cache.prefetch_entry(h) else { continue };
+            assert_eq!(Some(at), cache.locate(&key).found.map(|(_, e)| e), "key {i}");
+            assert_eq!(cache.hint_at(at, h), hint(i), "key {i}");
+            found += 1;
+        }
+        assert!(found >= 1_900, "only {found} of 2000 cached keys found near their home");
+        let absent = cache.hash_of(b"absent");
+        assert_eq!(cache.prefetch_entry(absent).map(|at| cache.hint_at(at, absent)), None);
+        assert_eq!(cache.hint_at(usize::MAX, absent), IndexHint::NONE, "a stale position");
+        let empty = RecordCache::new(0);
+        empty.prefetch_slot(7);
+        assert_eq!(empty.prefetch_entry(7), None, "a disabled cache has nothing to find");
     }
 
     #[test]

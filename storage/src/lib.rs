@@ -14,6 +14,7 @@
 //! hands out can be named (`unnameable_types` is an error here).
 #![warn(unnameable_types)]
 
+mod batch_prefetch;
 mod cache;
 pub mod checkpoint;
 mod clock;
@@ -41,6 +42,7 @@ mod warmup;
 
 pub use ringstore_model::ddl;
 
+pub use batch_prefetch::{Upcoming, PREFETCH_BATCH_KEYS_MAX};
 pub use cache::CacheStats;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use compaction::CompactionReport;

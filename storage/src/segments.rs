@@ -54,6 +54,13 @@ impl DeadRecords {
         self.bits[word] |= bit;
     }
 
+    /// Asks for the line that holds the record at `offset`'s bit (nothing past the map).
+    pub fn prefetch(&self, offset: u64) {
+        if let Some(w) = self.bits.get(Self::unit(offset).0) {
+            crate::prefetch::prefetch(w);
+        }
+    }
+
     /// Whether the record at `offset` is known to be dead.
     pub fn contains(&self, offset: u64) -> bool {
         let (word, bit) = Self::unit(offset);
@@ -188,6 +195,14 @@ impl<F> SegmentTable<F> {
         let s = self.get_mut(id);
         s.take_live(id, bytes);
         s.dead.mark(offset);
+    }
+
+    /// Batch prefetch (`batch_prefetch.rs`): asks for the line of the dead bit a write that
+    /// replaces the record at `offset` of segment `id` will set.
+    pub fn prefetch_dead_bit(&self, id: u32, offset: u64) {
+        if let Some(s) = self.map.get(&id) {
+            s.dead.prefetch(offset);
+        }
     }
 
     /// Whether the record at `offset` of segment `id` is known to be dead (see [`DeadRecords`]).

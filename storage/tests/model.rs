@@ -39,7 +39,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use ringstore_storage::disk::sim::{SimDisk, SimOp};
 use ringstore_storage::{
-    BatchOp, Durability, Error, KeyRange, ManualClock, ScanRequest, Store, StoreConfig,
+    BatchOp, Durability, Error, KeyRange, ManualClock, ScanRequest, Store, StoreConfig, Upcoming,
     WriteOptions,
 };
 
@@ -389,6 +389,17 @@ impl Runner {
         writes: Vec<(Write, Durability)>,
         acks: &'a Acks,
     ) -> Pin<Box<dyn Future<Output = ()> + 'a>> {
+        // The batch prefetch over the keys about to be written, as the node's read loop asks
+        // for it before running a pipeline: a hint that must change nothing the model checks.
+        let upcoming: Vec<Upcoming<'_>> = writes
+            .iter()
+            .filter_map(|(w, _)| match w {
+                Write::Put(k, _) | Write::Delete(k) => Some(Upcoming { key: k, write: true }),
+                Write::Batch(_) | Write::RangeDelete(..) => None,
+            })
+            .collect();
+        store.prefetch(&upcoming);
+        drop(upcoming);
         let futures: Vec<_> = writes
             .into_iter()
             .enumerate()

@@ -206,6 +206,23 @@ impl Index {
         }
     }
 
+    /// Batch prefetch (`batch_prefetch.rs`): asks for the line of the entry `hint` names, if
+    /// the hint is into the current run.
+    pub fn prefetch_hinted(&self, hint: IndexHint) {
+        if hint.generation() == self.generation {
+            self.run.prefetch_entry(hint.slot());
+        }
+    }
+
+    /// The live entry `hint` names, if the hint is into the current run (read after
+    /// [`Self::prefetch_hinted`] asked for its line).
+    pub fn hinted_entry(&self, hint: IndexHint) -> Option<IndexEntry> {
+        if hint.generation() != self.generation || hint.slot() >= self.run.len() {
+            return None;
+        }
+        (!self.run.is_dead(hint.slot())).then(|| self.run.entry(hint.slot()))
+    }
+
     /// The static slot `hint` names, if the hint is into the current run.
     fn hinted(&self, key: &[u8], hint: IndexHint) -> Option<usize> {
         let i = (hint.generation() == self.generation).then_some(hint.slot())?;

@@ -229,6 +229,13 @@ impl SortedRun {
         }
     }
 
+    /// Asks for the line of slot `i`'s entry (nothing past the run).
+    pub(super) fn prefetch_entry(&self, i: usize) {
+        if let Some(e) = self.entries.get(i) {
+            crate::prefetch::prefetch(e);
+        }
+    }
+
     pub(super) fn entry(&self, i: usize) -> IndexEntry {
         self.entries[i]
     }
