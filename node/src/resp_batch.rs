@@ -7,8 +7,8 @@
 //! from its buffer into a [`Batch`], which looks each one up, encodes each one-key command's key
 //! once (as the table stores it) to find its owner shard, and hands the keys this shard owns to
 //! the store's prefetch. The commands then run in order from the parsed form, each with its
-//! looked-up spec and its owner, so neither the parse nor the key's encoding for routing is done
-//! twice. A command the loop does not reach this time (the output is full, or it must wait for
+//! looked-up spec, its owner and its encoded key, so neither the parse nor the key's encoding is
+//! done twice. A command the loop does not reach this time (the output is full, or it must wait for
 //! earlier ones) is parsed again the next time: the batch only saves work, it decides nothing.
 
 use ringstore_net::resp::{parse_command, Args, ParseLimits, Parsed};
@@ -32,6 +32,9 @@ pub struct Ahead {
     /// The shard that owns its key, for a one-key command whose key encoded (None otherwise:
     /// the command finds out itself, with the error if there is one).
     pub owner: Option<usize>,
+    /// Where its key's encoding is in the batch's keys ([`Batch::stored_key`]), when this shard
+    /// owns it: the command writes with it instead of encoding the key again.
+    stored: Option<(usize, usize)>,
 }
 
 /// Commands parsed ahead of running (see the module docs). Its buffers are kept from one read
@@ -87,7 +90,13 @@ impl Batch {
                     let raw = &buf[at..at + consumed];
                     let spec =
                         if args.is_empty() { None } else { commands::lookup(args.get(raw, 0)) };
-                    self.commands.push(Ahead { start: at, len: consumed, spec, owner: None });
+                    self.commands.push(Ahead {
+                        start: at,
+                        len: consumed,
+                        spec,
+                        owner: None,
+                        stored: None,
+                    });
                     at += consumed;
                 }
             }
@@ -101,6 +110,12 @@ impl Batch {
     /// Command `i` of the last [`Self::parse`] and its arguments.
     pub fn command(&self, i: usize) -> (&Ahead, &Args) {
         (&self.commands[i], &self.args[i])
+    }
+
+    /// The stored key of `ahead` (a command of this batch), if [`Self::prefetch`] encoded it
+    /// and this shard owns it.
+    pub fn stored_key(&self, ahead: &Ahead) -> Option<&[u8]> {
+        ahead.stored.map(|(start, end)| &self.keys[start..end])
     }
 
     /// Finds the owner of each parsed one-key command's key, and asks the store to prefetch
@@ -121,7 +136,9 @@ impl Batch {
             };
             c.owner = Some(owner);
             if owner == shard.id {
+                let start = self.keys.len();
                 self.keys.extend_from_slice(&self.scratch);
+                c.stored = Some((start, self.keys.len()));
                 ends[owned] = (self.keys.len(), writes(spec));
                 owned += 1;
             }

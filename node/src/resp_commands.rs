@@ -18,7 +18,7 @@ use crate::mesh::{reply as mesh_reply, ShardMsg};
 use crate::resp_exec::{self, Started};
 use crate::resp_key_order::Ticket;
 use crate::resp_keyed::{KeyCmd, MSETNX_CHECK};
-use crate::resp_table;
+use crate::resp_table::{self, RespKey};
 use crate::shard::Shard;
 
 /// Longest command name looked up (longer ones are unknown).
@@ -215,7 +215,7 @@ pub fn dispatch_here(shard: &Shard, words: &[&[u8]], durability: Durability) -> 
         Err(e) => return Dispatched::Ready(error_reply(&e)),
     };
     let mut out = Vec::new();
-    match resp_exec::start(shard, words[1], &cmd, durability, now, &mut out) {
+    match resp_exec::start(shard, RespKey::raw(words[1]), &cmd, durability, now, &mut out) {
         Started::Done(None) => Dispatched::Ready(out),
         Started::Done(Some(wait)) => Dispatched::Durable(wait, out),
         Started::Queued(ticket) => Dispatched::Queued(ticket),

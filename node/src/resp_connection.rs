@@ -48,7 +48,7 @@ use crate::resp_key_order::Ticket;
 use crate::resp_keyed::KeyCmd;
 use crate::resp_server;
 use crate::resp_session::{Conn, Order, RespSettings, NEXT_CLIENT_ID};
-use crate::resp_table;
+use crate::resp_table::{self, RespKey};
 use crate::shard::Shard;
 
 /// Serves one accepted RESP connection until the client closes it, QUIT, a protocol error, a
@@ -291,7 +291,7 @@ fn act_on_commands(
             pos += ahead.len;
             if !args.is_empty() {
                 let now = *now.get_or_insert_with(|| shard.tables.store().now_ms());
-                run(shard, conn, raw, args, ahead, now);
+                run(shard, conn, raw, args, ahead, batch.stored_key(ahead), now);
             }
         }
     }
@@ -299,7 +299,15 @@ fn act_on_commands(
 }
 
 /// Runs one parsed command: inline when it can complete now, else in a task.
-fn run(shard: &Rc<Shard>, conn: &Rc<Conn>, raw: &[u8], args: &Args, ahead: &Ahead, now: u64) {
+fn run(
+    shard: &Rc<Shard>,
+    conn: &Rc<Conn>,
+    raw: &[u8],
+    args: &Args,
+    ahead: &Ahead,
+    stored: Option<&[u8]>,
+    now: u64,
+) {
     Counters::add(&shard.counters.resp_commands, 1);
     let Some(spec) = ahead.spec else {
         return error(shard, conn, &commands::unknown(args, raw));
@@ -313,7 +321,10 @@ fn run(shard: &Rc<Shard>, conn: &Rc<Conn>, raw: &[u8], args: &Args, ahead: &Ahea
             resp_server::connection_command(shard, conn, spec.name, args, raw, now, &mut reply);
             deliver(conn, reply);
         }
-        Kind::Key => key_now(shard, conn, spec.name, raw, args, ahead.owner, now),
+        Kind::Key => {
+            let key = RespKey { raw: args.get(raw, 1), stored };
+            key_now(shard, conn, spec.name, raw, args, key, ahead.owner, now)
+        }
         Kind::Keys | Kind::Node => spawn(shard, conn, spec.kind, raw),
     }
 }
@@ -370,23 +381,25 @@ fn error(shard: &Shard, conn: &Conn, message: &str) {
 /// acknowledger (`durable_acks.rs`), in its place in the order, so later replies wait behind
 /// it and no task is needed; a row on disk or a command queued behind its key takes a task.
 ///
-/// `owner` is the key's owner shard if the read batch found it (`resp_batch.rs`).
+/// `owner` is the key's owner shard, and `key.stored` its encoding, if the read batch found
+/// them (`resp_batch.rs`).
+#[allow(clippy::too_many_arguments)]
 fn key_now(
     shard: &Rc<Shard>,
     conn: &Rc<Conn>,
     name: &str,
     raw: &[u8],
     args: &Args,
+    key: RespKey<'_>,
     owner: Option<usize>,
     now: u64,
 ) {
-    let key = args.get(raw, 1);
     // At the shard's in-flight limit a write that waits for durability could not take its slot
     // after it was written: the task path answers BUSY before running anything.
     if shard.inflight.get() >= shard.limits.inflight_per_shard {
         return key_behind(shard, conn, raw, args);
     }
-    match owner.map_or_else(|| resp_table::owner_of(shard, key), Ok) {
+    match owner.map_or_else(|| resp_table::owner_of(shard, key.raw), Ok) {
         Ok(owner) if owner == shard.id => {}
         Ok(_) => return key_behind(shard, conn, raw, args),
         Err(e) => return error(shard, conn, &e),
@@ -428,7 +441,7 @@ fn key_now(
 fn start_in_output(
     shard: &Shard,
     conn: &Conn,
-    key: &[u8],
+    key: RespKey<'_>,
     cmd: &KeyCmd<'_>,
     now: u64,
 ) -> (Started, Option<Vec<u8>>) {

@@ -16,7 +16,7 @@ use ringstore_storage::Durability;
 use crate::counters::Counters;
 use crate::resp_key_order::{self, Ticket};
 use crate::resp_keyed::KeyCmd;
-use crate::resp_table::{self, Appended, Current, Effect};
+use crate::resp_table::{self, Appended, Current, Effect, RespKey};
 use crate::shard::Shard;
 
 /// Attempts of a read-decide-write whose row another write changed in between, before the
@@ -33,7 +33,7 @@ thread_local! {
 /// must be read from disk.
 pub fn run_now(
     shard: &Shard,
-    key: &[u8],
+    key: RespKey<'_>,
     cmd: &KeyCmd<'_>,
     durability: Durability,
     now: u64,
@@ -49,11 +49,17 @@ pub fn run_now(
     };
     let effect = if cmd.reads() {
         let decided = KEY.with_borrow_mut(|buf| {
-            if let Err(e) = resp_table::encode_key(shard, &t, key, buf) {
-                reply::error(out, &e);
-                return Some(Effect::None);
-            }
-            let read = shard.tables.read_stored_now(buf, now, |stored| {
+            let stored_key = match key.stored {
+                Some(stored) => stored,
+                None => match resp_table::encode_key(shard, &t, key.raw, buf) {
+                    Ok(_) => &buf[..],
+                    Err(e) => {
+                        reply::error(out, &e);
+                        return Some(Effect::None);
+                    }
+                },
+            };
+            let read = shard.tables.read_stored_now(stored_key, now, |stored| {
                 let cur = match stored.map(|s| resp_table::decode(&t, s, now)).transpose() {
                     Ok(cur) => cur.flatten(),
                     Err(e) => {
@@ -109,18 +115,18 @@ pub enum Started {
 /// (`resp_key_order.rs`); otherwise takes the key's next ticket.
 pub fn start(
     shard: &Shard,
-    key: &[u8],
+    key: RespKey<'_>,
     cmd: &KeyCmd<'_>,
     durability: Durability,
     now: u64,
     out: &mut Vec<u8>,
 ) -> Started {
-    if !resp_key_order::is_waiting(key) {
+    if !resp_key_order::is_waiting(key.raw) {
         if let Some(appended) = run_now(shard, key, cmd, durability, now, out) {
             return Started::Done(appended);
         }
     }
-    Started::Queued(resp_key_order::take(key))
+    Started::Queued(resp_key_order::take(key.raw))
 }
 
 /// Finishes a queued command: waits for its key's turn, then runs it with waiting. The reply.
@@ -149,7 +155,7 @@ async fn run_waiting(
     for _ in 0..ATTEMPTS_MAX {
         out.clear();
         let now = shard.tables.store().now_ms();
-        if let Some(wait) = run_now(shard, key, cmd, durability, now, &mut out) {
+        if let Some(wait) = run_now(shard, RespKey::raw(key), cmd, durability, now, &mut out) {
             if let Some(wait) = wait {
                 if let Err(e) = shard.tables.store().wait(wait).await {
                     out.clear();

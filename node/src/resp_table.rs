@@ -130,6 +130,22 @@ pub fn encode_key(
     Ok(shard.owner(partition_of(&out[..shard_key_len], shard.partitions())))
 }
 
+/// A RESP key: the client's bytes, and the table's stored key for them ([`encode_key`]) when
+/// the caller already has it (the read batch encodes each key once to find its owner,
+/// `resp_batch.rs`), so that the command does not encode it again.
+#[derive(Debug, Clone, Copy)]
+pub struct RespKey<'a> {
+    pub raw: &'a [u8],
+    pub stored: Option<&'a [u8]>,
+}
+
+impl<'a> RespKey<'a> {
+    /// A key not encoded yet.
+    pub fn raw(raw: &'a [u8]) -> RespKey<'a> {
+        RespKey { raw, stored: None }
+    }
+}
+
 /// The shard that owns `key`.
 pub fn owner_of(shard: &Shard, key: &[u8]) -> Result<usize, String> {
     thread_local! {
@@ -195,11 +211,12 @@ pub type Appended = Option<DurableWait>;
 pub fn apply_now(
     shard: &Shard,
     t: &CatalogTable,
-    key: &[u8],
+    key: RespKey<'_>,
     effect: &Effect<'_>,
     durability: Durability,
     now: u64,
 ) -> OpResult<Appended> {
+    let (stored, key) = (key.stored, key.raw);
     let (value, expiry_ms) = match effect {
         Effect::None => return Ok(None),
         Effect::Delete => return delete_now(shard, key, durability),
@@ -208,15 +225,24 @@ pub fn apply_now(
     let Some((version, ttl_seconds)) = version_and_ttl(expiry_ms, now) else {
         return delete_now(shard, key, durability);
     };
-    let token = token(shard, t, key)?;
-    let pairs = token
-        .map(|p| (TOKEN_FIELD, ValueRef::Integer(p)))
-        .into_iter()
-        .chain([(KEY_FIELD, ValueRef::Binary(key)), (VALUE_FIELD, ValueRef::Binary(value))]);
     let options = PutOptions { condition: Condition::Always, version, ttl_seconds };
     let mut scratch = shard.scratch.borrow_mut();
-    let owns = |_: &[u8]| true;
-    let done = shard.tables.put_now(t, pairs, options, durability, now, &mut scratch, owns);
+    let done = match stored {
+        Some(stored) => {
+            let values = [(VALUE_FIELD, ValueRef::Binary(value))].into_iter();
+            let tables = &shard.tables;
+            tables.put_encoded_now(t, stored, values, options, durability, now, &mut scratch)
+        }
+        None => {
+            let token = token(shard, t, key)?;
+            let pairs = token.map(|p| (TOKEN_FIELD, ValueRef::Integer(p))).into_iter().chain([
+                (KEY_FIELD, ValueRef::Binary(key)),
+                (VALUE_FIELD, ValueRef::Binary(value)),
+            ]);
+            let owns = |_: &[u8]| true;
+            shard.tables.put_now(t, pairs, options, durability, now, &mut scratch, owns)
+        }
+    };
     drop(scratch);
     if let Some(done) = done {
         return done.map(|(_, wait)| wait);

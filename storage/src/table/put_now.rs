@@ -66,15 +66,10 @@ impl<D: Disk> TableStore<D> {
         scratch: &mut PutScratch,
         owns: impl FnOnce(&[u8]) -> bool,
     ) -> Option<OpResult<(WriteOutcome, Option<DurableWait>)>> {
-        let schema = t.schema();
-        let slots = schema.non_key_fields().len();
-        if options.condition != Condition::Always
-            || schema.options().max_versions > 1
-            || slots > INLINE_PUT_SLOTS_MAX
-            || !t.indexes().is_empty()
-        {
+        if !takes_inline_puts(t, options) {
             return None;
         }
+        let schema = t.schema();
         let mut key = [None; PRIMARY_KEY_FIELDS_MAX];
         let mut values = [None; INLINE_PUT_SLOTS_MAX];
         for (name, value) in pairs.filter(|(_, v)| *v != ValueRef::Null) {
@@ -90,13 +85,61 @@ impl<D: Disk> TableStore<D> {
         if !owns(&scratch.key[..shard_key_len]) {
             return None;
         }
+        let PutScratch { key, value } = scratch;
+        self.put_slots_now(t, key, &values, options, durability, now, value)
+    }
+
+    /// [`Self::put_now`] of a row whose key the caller has already encoded: `stored_key` must
+    /// be the table's encoding of the row's key fields ([`super::encode_primary_key_into`]) on a
+    /// shard that owns it, and `values` names only non-key fields (a key field among them sends
+    /// the put to the general path, None). The node's RESP port encodes each key once to find
+    /// its owner (`node/src/resp_batch.rs`) and writes with that encoding.
+    #[allow(clippy::too_many_arguments)]
+    pub fn put_encoded_now<'n, 'v>(
+        &self,
+        t: &CatalogTable,
+        stored_key: &[u8],
+        values: impl Iterator<Item = (&'n str, ValueRef<'v>)>,
+        options: PutOptions,
+        durability: Durability,
+        now: u64,
+        scratch: &mut PutScratch,
+    ) -> Option<OpResult<(WriteOutcome, Option<DurableWait>)>> {
+        if !takes_inline_puts(t, options) {
+            return None;
+        }
+        let schema = t.schema();
+        let mut slots = [None; INLINE_PUT_SLOTS_MAX];
+        for (name, value) in values.filter(|(_, v)| *v != ValueRef::Null) {
+            let FieldRole::Slot(s) = schema.field_role(name)?.1 else { return None };
+            if slots[s].replace(value).is_some() {
+                return None;
+            }
+        }
+        self.put_slots_now(t, stored_key, &slots, options, durability, now, &mut scratch.value)
+    }
+
+    /// The common tail of both: the stored row of `values` (by slot) encoded into `value`, and
+    /// appended under `key`.
+    #[allow(clippy::too_many_arguments)]
+    fn put_slots_now(
+        &self,
+        t: &CatalogTable,
+        key: &[u8],
+        values: &[Option<ValueRef<'_>>; INLINE_PUT_SLOTS_MAX],
+        options: PutOptions,
+        durability: Durability,
+        now: u64,
+        value: &mut Vec<u8>,
+    ) -> Option<OpResult<(WriteOutcome, Option<DurableWait>)>> {
+        let schema = t.schema();
+        let slots = schema.non_key_fields().len();
         let version = match options.version {
             Some(v) => check_window(schema, v, now).ok()?,
             None => now,
         };
         let expiry_ms = expiry_of(schema, options.ttl_seconds, false, version, now).ok()?;
         // The stored row (stored_row.rs): header, one version header, the row values.
-        let value = &mut scratch.value;
         value.clear();
         value.push(STORED_ROW_FORMAT);
         value.extend_from_slice(&[0; 8]); // the token, taken once nothing can fail
@@ -118,9 +161,19 @@ impl<D: Disk> TableStore<D> {
         let opts = WriteOptions { durability, version: Some(version), expiry_ms };
         Some(
             self.store
-                .put_now(&scratch.key, value, opts)
+                .put_now(key, value, opts)
                 .map(|appended| (WriteOutcome::Written { token, version }, appended.wait))
                 .map_err(Into::into),
         )
     }
+}
+
+/// Whether puts on `t` with `options` may take the allocation-free path at all (see the module
+/// docs).
+fn takes_inline_puts(t: &CatalogTable, options: PutOptions) -> bool {
+    let schema = t.schema();
+    options.condition == Condition::Always
+        && schema.options().max_versions <= 1
+        && schema.non_key_fields().len() <= INLINE_PUT_SLOTS_MAX
+        && t.indexes().is_empty()
 }
