@@ -146,9 +146,18 @@ fn apply_random_op(
         65..=69 => {
             // A batch in key order, as compaction applies its deferred moves (a key may come
             // twice, as it could from two records of one segment).
-            let mut keys: Vec<Vec<u8>> =
-                (0..rng.gen_range(0..24)).map(|_| random_key(rng)).collect();
-            keys.push(key);
+            // Half of the batches hold only keys of one shape, which share a prefix (as a
+            // segment's keys often do), so that the forward pass steps over runs of neighbours.
+            let family = rng.gen_bool(0.5);
+            let table_key = |rng: &mut StdRng| {
+                let mut k = b"table\x00\x01/".to_vec();
+                k.extend_from_slice(&rng.gen_range(0..2000u32).to_be_bytes());
+                k
+            };
+            let mut keys: Vec<Vec<u8>> = (0..rng.gen_range(0..24))
+                .map(|_| if family { table_key(rng) } else { random_key(rng) })
+                .collect();
+            keys.push(if family { table_key(rng) } else { key });
             keys.sort();
             let moves: Vec<_> = keys.iter().map(|k| (k, random_move(model, k, rng))).collect();
             let want: Vec<_> = moves
