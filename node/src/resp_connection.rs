@@ -284,6 +284,9 @@ fn act_on_commands(
             }
             let (ahead, args) = batch.command(i);
             let raw = &buf[ahead.start..ahead.start + ahead.len];
+            // A command over several keys or the node runs alone: it starts when nothing before
+            // it runs, and nothing after it starts before it is done, so that it is ordered with
+            // the connection's other commands although it waits between its parts.
             let barrier = ahead.spec.is_some_and(|s| matches!(s.kind, Kind::Keys | Kind::Node));
             if barrier && !conn.order.idle() {
                 return (pos, Some(Full::Idle));
