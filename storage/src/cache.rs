@@ -23,7 +23,10 @@
 //! A hit is then two dependent memory reads, a slot and an entry. quick_cache, which this
 //! replaced, probed hashbrown's control bytes, read a slot index, then a slab entry holding the
 //! key, the value and the eviction links; docs/BENCHMARKS.md (lever 9) has the A/B, and the
-//! batch prefetch that was tried on top of this cache and not kept.
+//! batch prefetch that was tried on top of this cache and not kept (lever 10: it decoded each
+//! request twice). The RESP port's batch prefetch (`batch_prefetch.rs`, lever 25), which decodes
+//! once, is kept: it walks a batch's keys through [`RecordCache::prefetch_slot`] and
+//! [`RecordCache::prefetch_entry`].
 //!
 //! Both buffers ask for transparent huge pages when they are allocated (`huge_pages.rs`): a hit
 //! at a random place in a slab of tens of megabytes would otherwise also miss the TLB.

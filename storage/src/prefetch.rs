@@ -1,8 +1,10 @@
-//! Cache-line prefetch hints for the index's lookups (`index/sorted_run.rs`): once the sample
+//! Cache-line prefetch hints, for the batch prefetch of a pipeline's keys (`batch_prefetch.rs`)
+//! and for the index's lookups (`index/sorted_run.rs`). In a lookup: once the sample
 //! level has found a block, the cache lines of its key bytes and of its entries are known, all
 //! likely misses. Asking for them at once lets the misses overlap instead of following one
 //! another. docs/BENCHMARKS.md (levers 22 and 23) has the A/B of each use, and of a prefetch of
-//! a replaced record's dead bit that was tried and not kept.
+//! a replaced record's dead bit, one request at a time, that was tried and not kept (in a batch,
+//! where the misses of several keys overlap, it is one of the kept steps).
 
 /// Bytes of a cache line on every x86_64 CPU this runs on: the unit a prefetch brings in.
 pub const CACHE_LINE_BYTES: usize = 64;
