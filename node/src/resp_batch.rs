@@ -123,12 +123,10 @@ impl Batch {
     pub fn prefetch(&mut self, shard: &Shard, buf: &[u8]) {
         let Ok(t) = resp_table::table(shard) else { return };
         self.keys.clear();
-        let mut ends = [(0usize, false); BATCH_COMMANDS_MAX];
-        let mut owned = 0;
         for (c, args) in self.commands.iter_mut().zip(&self.args) {
-            let Some(spec) = c.spec.filter(|s| s.kind == Kind::Key && args.len() >= 2) else {
+            if !c.spec.is_some_and(|s| s.kind == Kind::Key && args.len() >= 2) {
                 continue;
-            };
+            }
             let raw = &buf[c.start..c.start + c.len];
             let key = args.get(raw, 1);
             let Ok(owner) = resp_table::encode_key(shard, &t, key, &mut self.scratch) else {
@@ -139,20 +137,19 @@ impl Batch {
                 let start = self.keys.len();
                 self.keys.extend_from_slice(&self.scratch);
                 c.stored = Some((start, self.keys.len()));
-                ends[owned] = (self.keys.len(), writes(spec));
+            }
+        }
+        let mut upcoming = [Upcoming { key: &[], write: false }; BATCH_COMMANDS_MAX];
+        let mut owned = 0;
+        for c in &self.commands {
+            if let (Some(key), Some(spec)) = (self.stored_key(c), c.spec) {
+                upcoming[owned] = Upcoming { key, write: writes(spec) };
                 owned += 1;
             }
         }
-        if owned < 2 {
-            return;
+        if owned >= 2 {
+            shard.tables.store().prefetch(&upcoming[..owned]);
         }
-        let mut upcoming = [Upcoming { key: &[], write: false }; BATCH_COMMANDS_MAX];
-        let mut start = 0;
-        for (u, &(end, write)) in upcoming.iter_mut().zip(&ends[..owned]) {
-            *u = Upcoming { key: &self.keys[start..end], write };
-            start = end;
-        }
-        shard.tables.store().prefetch(&upcoming[..owned]);
     }
 }
 
