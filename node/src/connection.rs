@@ -43,6 +43,7 @@ use crate::counters::Counters;
 use crate::dispatch::{error_frame, handle_frame};
 use crate::durable_acks::{ReplyTo, Waiting};
 use crate::error::RequestError;
+use crate::frame_batch::{Ahead, BatchKeys, BATCH_FRAMES_MAX};
 use crate::inflight::InflightSlot;
 use crate::inline::{self, Inline};
 use crate::output::{Output, WRITE_CHUNK_BYTES};
@@ -243,6 +244,8 @@ struct ReadBuffer<'a> {
     skip: u64,
     /// Bytes of `buf` past READ_CHUNK_BYTES, counted in the shard's buffer budget.
     charge: ReadCharge<'a>,
+    /// The keys of the frames decoded ahead (`frame_batch.rs`).
+    keys: BatchKeys,
 }
 
 /// What acting on the complete frames of a read batch did.
@@ -264,6 +267,7 @@ impl<'a> ReadBuffer<'a> {
             filled: 0,
             skip: 0,
             charge: ReadCharge { budget, bytes: 0 },
+            keys: BatchKeys::default(),
         }
     }
 
@@ -286,9 +290,10 @@ impl<'a> ReadBuffer<'a> {
         let mut pos = 0;
         // The store's clock, read once for the whole batch (at its first request).
         let mut now_ms = None;
-        loop {
+        let buf = &self.buf[..self.filled];
+        'frames: loop {
             if self.skip > 0 {
-                let n = self.skip.min((self.filled - pos) as u64);
+                let n = self.skip.min((buf.len() - pos) as u64);
                 pos += n as usize;
                 self.skip -= n;
                 if self.skip > 0 {
@@ -296,20 +301,38 @@ impl<'a> ReadBuffer<'a> {
                 }
                 batch.frames_done = true;
             }
-            let head = &self.buf[pos..self.filled];
-            match next_frame(head, limit) {
-                Step::Incomplete => break,
-                Step::Frame { header, total } => {
-                    let body = &head[HEADER_BYTES..total];
-                    if !handle_request(shard, out, header, body, &mut now_ms) {
+            // The whole frames that follow, decoded ahead and their keys prefetched
+            // (`frame_batch.rs`), then run in order.
+            let mut ahead: [Option<Ahead<'_>>; BATCH_FRAMES_MAX] =
+                [const { None }; BATCH_FRAMES_MAX];
+            let mut n = 0;
+            let mut at = pos;
+            self.keys.clear();
+            while n < BATCH_FRAMES_MAX {
+                let Step::Frame { header, total } = next_frame(&buf[at..], limit) else { break };
+                let body = &buf[at + HEADER_BYTES..at + total];
+                ahead[n] = Some(self.keys.decode(shard, header, total, body));
+                at += total;
+                n += 1;
+            }
+            if n > 0 {
+                let frames = ahead[..n].iter().flatten();
+                self.keys.prefetch(shard, frames);
+                for frame in ahead[..n].iter().flatten() {
+                    if !handle_request(shard, out, frame, &self.keys, &mut now_ms) {
                         batch.deferred = Some(out.committed());
                         Counters::add(&shard.counters.deferred, 1);
-                        break;
+                        break 'frames;
                     }
-                    Counters::add(&shard.counters.bytes_in, total as u64);
-                    pos += total;
+                    Counters::add(&shard.counters.bytes_in, frame.total as u64);
+                    pos += frame.total;
                     batch.frames_done = true;
                 }
+                continue;
+            }
+            match next_frame(&buf[pos..], limit) {
+                Step::Incomplete => break,
+                Step::Frame { .. } => unreachable!("the look-ahead takes every whole frame"),
                 Step::Refused { error, opcode, request_id, body_len } => {
                     let frame =
                         error_frame(opcode, request_id, error.code(), &frame_message(&error));
@@ -448,10 +471,11 @@ pub(crate) async fn wait_for_input(
 fn handle_request(
     shard: &Rc<Shard>,
     out: &Rc<Output>,
-    h: Header,
-    body: &[u8],
+    frame: &Ahead<'_>,
+    keys: &BatchKeys,
     now_ms: &mut Option<u64>,
 ) -> bool {
+    let (h, body) = (frame.header, frame.body);
     if out.killed.get() {
         return true;
     }
@@ -476,7 +500,7 @@ fn handle_request(
         let mut pending = out.pending.borrow_mut();
         let before = pending.len();
         let now = *now_ms.get_or_insert_with(|| shard.tables.store().now_ms());
-        let ran = inline::run(shard, h, body, now, &mut pending);
+        let ran = inline::run(shard, frame, keys, now, &mut pending);
         out.add_unsent(pending.len() - before);
         ran
     };

@@ -15,6 +15,9 @@
 //! response and the group commit sequence it waits for to the shard's acknowledger, which sends
 //! it once the flusher has made it durable (`durable_acks.rs`).
 //!
+//! A Get comes decoded, and its key encoded, by the read batch's look-ahead (`frame_batch.rs`),
+//! which also found the key's owner and prefetched what the batch's Gets will touch.
+//!
 //! No task is spawned, no future allocated and no response copied for an inline request: the
 //! response is encoded straight into the output buffer. A cache-hit Get and a `NoSync` Put
 //! allocate nothing at all (`node/tests/alloc_hot_path.rs`).
@@ -25,8 +28,7 @@ use ringstore_net::frame::HEADER_BYTES;
 use ringstore_net::request::{durability_of, Request, WriteBody, WriteOptions};
 use ringstore_net::{response, FieldList, Header, Writer};
 use ringstore_storage::table::{
-    encode_primary_key_into, partition_of, OpResult, PutOptions, TableSchema, VersionSelect,
-    WriteOutcome,
+    partition_of, primary_key_refs, OpResult, PutOptions, TableSchema, WriteOutcome,
 };
 use ringstore_storage::DurableWait;
 use ringstore_storage::{Durability, ReadNow};
@@ -36,6 +38,7 @@ use crate::budget::response_bound;
 use crate::counters::Counters;
 use crate::dispatch::response_header;
 use crate::error::RequestError;
+use crate::frame_batch::{Ahead, BatchKeys, GetAhead};
 use crate::router::{route, Route};
 use crate::shard::Shard;
 use crate::table_ops::OwnedWrite;
@@ -57,14 +60,27 @@ pub enum Inline {
     ReadsDisk { reply_bytes: usize },
 }
 
-/// Runs `body` inline if it can complete without waiting, appending its response frame to `out`.
+/// Runs the request of `frame` inline if it can complete without waiting, appending its
+/// response frame to `out`. `keys` holds the keys its read batch encoded (`frame_batch.rs`);
 /// `now_ms` is the store's clock, read once per read batch (`Store::now_ms`).
-pub fn run(shard: &Rc<Shard>, h: Header, body: &[u8], now_ms: u64, out: &mut Vec<u8>) -> Inline {
+pub fn run(
+    shard: &Rc<Shard>,
+    frame: &Ahead<'_>,
+    keys: &BatchKeys,
+    now_ms: u64,
+    out: &mut Vec<u8>,
+) -> Inline {
+    let h = frame.header;
     // Anything malformed goes the general way, which reports it.
     let Ok(durability) = durability_of(h.flags) else { return Inline::Spawn };
-    let Ok(req) = Request::decode(h.opcode, body) else { return Inline::Spawn };
+    if let Some(ahead) = &frame.get {
+        // A Get whose key this shard owns; any other (another shard's, or a key that did not
+        // encode) takes a task, which forwards it or reports the error.
+        let Some(key) = keys.stored_key(frame) else { return Inline::Spawn };
+        return get(shard, h, ahead, key, now_ms, out);
+    }
+    let Ok(req) = Request::decode(h.opcode, frame.body) else { return Inline::Spawn };
     match req {
-        Request::Get { table, key, versions } => get(shard, h, table, key, versions, now_ms, out),
         Request::Write { table, body: WriteBody::Put { row }, options } => {
             put(shard, h, table, row, &options, durability, now_ms, out)
         }
@@ -81,12 +97,14 @@ pub fn run(shard: &Rc<Shard>, h: Header, body: &[u8], now_ms: u64, out: &mut Vec
             };
             respond_written(shard, h, t.schema(), done, out)
         }
+        // A Get the look-ahead did not take (an unknown table), and everything else.
         _ => Inline::Spawn,
     }
 }
 
 /// A single-version, unconditional Put, checked, encoded and appended without allocating
 /// (`TableStore::put_now`); anything else, or a row another shard owns, takes a task.
+#[allow(clippy::too_many_arguments)]
 fn put(
     shard: &Shard,
     h: Header,
@@ -149,48 +167,37 @@ fn respond_written(
 }
 
 /// A Get whose row is in memory, encoded from the stored bytes with no row built
-/// (`response::encode_get_stored`): the request's key values are encoded into the shard's
-/// scratch key, and the row is borrowed from the record cache or the unflushed log.
+/// (`response::encode_get_stored`): the key its read batch encoded is looked up, and the row is
+/// borrowed from the record cache or the unflushed log.
 fn get(
     shard: &Shard,
     h: Header,
-    table: &str,
-    key: FieldList<'_>,
-    versions: VersionSelect,
+    ahead: &GetAhead<'_>,
+    key: &[u8],
     now: u64,
     out: &mut Vec<u8>,
 ) -> Inline {
-    let Ok(t) = shard.tables.table(table) else { return Inline::Spawn };
-    let schema = t.schema();
+    let (schema, versions) = (ahead.table.schema(), ahead.versions);
     let ((from, to), max) = versions.bounds();
     if max == 0 || from >= to {
         return Inline::Spawn;
     }
-    let mut scratch = shard.scratch.borrow_mut();
-    let key_buf = &mut scratch.key;
-    let Ok((key_values, shard_key_len)) = encode_primary_key_into(schema, key.iter(), key_buf)
-    else {
-        return Inline::Spawn;
-    };
-    // Routed by the encoded shard key, a prefix of the stored key (router.rs gives the same
-    // partition from the field values).
-    if shard.owner(partition_of(&key_buf[..shard_key_len], shard.partitions())) != shard.id {
-        return Inline::Spawn;
-    }
+    // The key's values by position, for the response (the key itself was encoded ahead).
+    let Ok(key_values) = primary_key_refs(schema, ahead.key.iter()) else { return Inline::Spawn };
+    let key_values = &key_values;
     // The buffer budget holds the largest reply (the usual case), or the reply this row
     // makes must fit what is left; a reply that does not is answered BUSY, as a task's is.
     let roomy = shard.budget.fits(response_bound(h.opcode, &shard.limits));
     let reply_bound = |stored_bytes: usize| {
-        HEADER_BYTES
-            + response::get_stored_bound(schema, key_buf, &key_values, stored_bytes, versions)
+        HEADER_BYTES + response::get_stored_bound(schema, key, key_values, stored_bytes, versions)
     };
-    let answered = shard.tables.read_stored_now(key_buf, now, |stored| {
+    let answered = shard.tables.read_stored_now(key, now, |stored| {
         encode_frame(shard, h, out, |w| {
             if !roomy && shard.budget.refuses(reply_bound(stored.map_or(0, <[u8]>::len))) {
                 Counters::add(&shard.counters.busy, 1);
                 return Err(shard.budget.full());
             }
-            response::encode_get_stored(w, schema, key_buf, &key_values, stored, versions, now)
+            response::encode_get_stored(w, schema, key, key_values, stored, versions, now)
                 .map_err(RequestError::from)
         })
     });

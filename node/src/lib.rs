@@ -25,6 +25,7 @@ pub mod error;
 pub mod fanout;
 pub mod fd_limit;
 pub mod forward;
+pub mod frame_batch;
 pub mod idle;
 pub mod idle_task;
 pub mod index_query;

@@ -5,8 +5,8 @@
 //! counting flag is set. One shard is built as the daemon builds it (store, catalog, partition
 //! map) on a glommio executor, with a table of rows. After a warm-up (which fills the record
 //! cache, sizes the output buffer and lets the log's chunk buffer be recycled by a flush), the
-//! requests run through `inline::run`, exactly as the connection's read loop calls it, with
-//! counting on. The count must be zero: no task, no owned row or value, no key, row or response
+//! requests run as the connection's read loop runs them, with counting on: a batch of frames
+//! at a time decoded ahead and prefetched (`frame_batch.rs`), then each through `inline::run`. The count must be zero: no task, no owned row or value, no key, row or response
 //! buffer per request. The answers and the store's counters are checked, so the test cannot pass
 //! by doing something else.
 
@@ -17,6 +17,7 @@ use std::rc::Rc;
 use ringstore_net::frame::HEADER_BYTES;
 use ringstore_net::request::{durability_flags, Request, WriteBody, WriteOptions};
 use ringstore_net::{FieldsBuf, Header, Opcode, ValueRef, Writer};
+use ringstore_node::frame_batch::{Ahead, BatchKeys, BATCH_FRAMES_MAX};
 use ringstore_node::inline::{self, Inline};
 use ringstore_node::shard::Shard;
 use ringstore_storage::table::VersionSelect;
@@ -100,6 +101,32 @@ fn now(shard: &Shard) -> u64 {
     shard.tables.store().now_ms()
 }
 
+/// Runs `frames` as the read loop runs a read batch: up to [`BATCH_FRAMES_MAX`] at a time
+/// decoded ahead, their keys prefetched, then each run inline. Returns how many were answered
+/// inline (`Inline::Answered`).
+fn run_frames(
+    shard: &Rc<Shard>,
+    keys: &mut BatchKeys,
+    frames: &[(Header, Vec<u8>)],
+    out: &mut Vec<u8>,
+) -> usize {
+    let mut answered = 0;
+    for batch in frames.chunks(BATCH_FRAMES_MAX) {
+        let mut ahead: [Option<Ahead<'_>>; BATCH_FRAMES_MAX] = [const { None }; BATCH_FRAMES_MAX];
+        keys.clear();
+        for ((h, body), a) in batch.iter().zip(&mut ahead) {
+            *a = Some(keys.decode(shard, *h, HEADER_BYTES + body.len(), body));
+        }
+        keys.prefetch(shard, ahead.iter().flatten());
+        let now = now(shard);
+        for a in ahead.iter().flatten() {
+            answered +=
+                usize::from(matches!(inline::run(shard, a, keys, now, out), Inline::Answered));
+        }
+    }
+    answered
+}
+
 /// A Put of row `i` with a 100-byte value.
 fn put_frame(i: u64, durability: Durability) -> (Header, Vec<u8>) {
     let key = key_of(i);
@@ -128,14 +155,10 @@ where
         let shard = common::shard(&path, 1, 0).await;
         let ddl = "CREATE TABLE bench (k STRING, n LONG, v BINARY, PRIMARY KEY (k))";
         shard.tables.ddl(ddl).await.expect("create table");
-        for i in 0..ROWS {
-            let (h, body) = put_frame(i, Durability::NoSync);
-            let mut out = Vec::new();
-            assert!(matches!(
-                inline::run(&shard, h, &body, now(&shard), &mut out),
-                Inline::Answered
-            ));
-        }
+        let puts: Vec<_> = (0..ROWS).map(|i| put_frame(i, Durability::NoSync)).collect();
+        let mut out = Vec::new();
+        let answered = run_frames(&shard, &mut BatchKeys::default(), &puts, &mut out);
+        assert_eq!(answered as u64, ROWS, "every Put was answered inline");
         shard.tables.store().sync().await.expect("sync");
         test(shard).await;
     });
@@ -149,22 +172,15 @@ fn nosync_puts_do_not_allocate() {
         let puts: Vec<(Header, Vec<u8>)> =
             (0..ROWS * ROUNDS).map(|i| put_frame(i % ROWS, Durability::NoSync)).collect();
         let mut out = Vec::with_capacity(64 * 1024);
-        for (h, body) in &puts {
-            assert!(matches!(
-                inline::run(&shard, *h, body, now(&shard), &mut out),
-                Inline::Answered
-            ));
-        }
+        let mut keys = BatchKeys::default();
+        assert_eq!(run_frames(&shard, &mut keys, &puts, &mut out), puts.len());
         shard.tables.store().sync().await.expect("sync");
         let keys_before = shard.tables.store().stats().keys;
         let puts_before = shard.tables.store().stats().counters.puts;
         let mut all_inline = true;
         let allocations = allocations_of(|| {
             out.clear();
-            for (h, body) in &puts {
-                let ran = inline::run(&shard, *h, body, now(&shard), &mut out);
-                all_inline &= matches!(ran, Inline::Answered);
-            }
+            all_inline = run_frames(&shard, &mut keys, &puts, &mut out) == puts.len();
         });
         assert!(all_inline, "every NoSync Put was answered inline");
         let stats = shard.tables.store().stats();
@@ -201,22 +217,15 @@ fn cache_hit_gets_do_not_allocate() {
         }
         // Warm-up through the inline path: the output buffer reaches its size.
         let mut out = Vec::with_capacity(64 * 1024);
-        for (h, body) in &gets {
-            assert!(matches!(
-                inline::run(&shard, *h, body, now(&shard), &mut out),
-                Inline::Answered
-            ));
-        }
+        let mut keys = BatchKeys::default();
+        assert_eq!(run_frames(&shard, &mut keys, &gets, &mut out), gets.len());
         let answered = out.len();
         let hits_before = shard.tables.store().stats().cache.hits;
         let mut all_inline = true;
         let allocations = allocations_of(|| {
             for _ in 0..ROUNDS {
                 out.clear();
-                for (h, body) in &gets {
-                    let ran = inline::run(&shard, *h, body, now(&shard), &mut out);
-                    all_inline &= matches!(ran, Inline::Answered);
-                }
+                all_inline &= run_frames(&shard, &mut keys, &gets, &mut out) == gets.len();
             }
         });
         assert!(all_inline, "every Get was answered inline");

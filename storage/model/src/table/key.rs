@@ -21,7 +21,7 @@ pub use index::{
 };
 pub use named::{
     encode_partial_key_named, encode_primary_key_fields, encode_primary_key_into,
-    encode_primary_key_named, partial_key_values, primary_key_values,
+    encode_primary_key_named, partial_key_values, primary_key_refs, primary_key_values,
 };
 pub use range::{key_range, prefix_successor, FieldRange, KeyByteRange, RangeBound};
 

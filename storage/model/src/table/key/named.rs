@@ -25,12 +25,8 @@ pub fn primary_key_values<'v>(
     pairs: &'v [(&str, Value)],
 ) -> TableResult<Vec<&'v Value>> {
     let slots = slots(schema, pairs.iter().map(|(n, v)| (*n, v)))?;
-    let fields = schema.primary_key().len();
-    if let Some(missing) = (0..fields).find(|&p| slots[p].is_none()) {
-        let (table, field) = (table(schema), schema.key_field(missing).name().to_string());
-        return Err(TableError::MissingKeyField { table, field });
-    }
-    Ok(in_order(&slots[..fields]).collect())
+    check_full(schema, &slots)?;
+    Ok(in_order(&slots[..schema.primary_key().len()]).collect())
 }
 
 /// Encodes a partial key given by field name; the fields given must be a leading prefix of the
@@ -75,6 +71,18 @@ pub fn encode_primary_key_into<'n, 'v>(
     Ok((slots, shard_key_len))
 }
 
+/// The values of a full primary key given by field name, with borrowed values, by key position
+/// (every key field Some), checked as [`encode_primary_key_into`] checks them, without encoding
+/// the key: for a caller that encoded it before.
+pub fn primary_key_refs<'n, 'v>(
+    schema: &TableSchema,
+    pairs: impl IntoIterator<Item = (&'n str, ValueRef<'v>)>,
+) -> TableResult<[Option<ValueRef<'v>>; PRIMARY_KEY_FIELDS_MAX]> {
+    let slots = slots(schema, pairs.into_iter().filter(|(_, v)| *v != ValueRef::Null))?;
+    check_full(schema, &slots)?;
+    Ok(slots)
+}
+
 /// Encodes a full primary key given by key position into `out` (cleared first); every key
 /// field must be Some. Returns the length of the encoded shard key, the prefix of `out` that
 /// the partition hash hashes.
@@ -83,11 +91,8 @@ pub fn encode_primary_key_fields(
     slots: &[Option<ValueRef<'_>>; PRIMARY_KEY_FIELDS_MAX],
     out: &mut Vec<u8>,
 ) -> TableResult<usize> {
+    check_full(schema, slots)?;
     let fields = schema.primary_key().len();
-    if let Some(missing) = (0..fields).find(|&p| slots[p].is_none()) {
-        let (table, field) = (table(schema), schema.key_field(missing).name().to_string());
-        return Err(TableError::MissingKeyField { table, field });
-    }
     out.clear();
     out.extend_from_slice(&table_prefix(schema.id()));
     let mut shard_key_len = out.len();
@@ -99,6 +104,21 @@ pub fn encode_primary_key_fields(
     }
     check_len(schema, out)?;
     Ok(shard_key_len)
+}
+
+/// Fails with the first key field `slots` lacks.
+fn check_full<V>(
+    schema: &TableSchema,
+    slots: &[Option<V>; PRIMARY_KEY_FIELDS_MAX],
+) -> TableResult<()> {
+    let fields = schema.primary_key().len();
+    match (0..fields).find(|&p| slots[p].is_none()) {
+        Some(missing) => {
+            let (table, field) = (table(schema), schema.key_field(missing).name().to_string());
+            Err(TableError::MissingKeyField { table, field })
+        }
+        None => Ok(()),
+    }
 }
 
 /// The given values by key position.
