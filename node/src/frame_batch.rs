@@ -14,9 +14,9 @@
 //! look-ahead only saves work, it decides nothing.
 //!
 //! Only Gets are taken ahead. Puts were too, and lost (docs/BENCHMARKS.md, eighteenth session:
-//! 1.15x the CPU per put on the write-only load): a put of a key the record cache does not hold
-//! has no index hint to prefetch, so its sorted-run search waits for its misses anyway, and
-//! moving its decode and key encoding ahead of the batch took away the work that used to
+//! 1.15-1.19x the CPU per put on the write-only load): a put of a key the record cache does not
+//! hold has no index hint to prefetch, so its sorted-run search waits for its misses anyway,
+//! and moving its decode and key encoding ahead of the batch took away the work that used to
 //! overlap the put before it.
 
 use std::rc::Rc;
