@@ -22,9 +22,9 @@
 use std::rc::Rc;
 
 use ringstore_net::request::Request;
-use ringstore_net::{FieldList, Header, Opcode};
+use ringstore_net::{Header, Opcode};
 use ringstore_storage::table::{
-    encode_primary_key_into, partition_of, CatalogTable, VersionSelect,
+    encode_primary_key_into, partition_of, CatalogTable, ValueRef, VersionSelect,
 };
 use ringstore_storage::{Upcoming, PREFETCH_BATCH_KEYS_MAX};
 
@@ -32,6 +32,18 @@ use crate::shard::Shard;
 
 /// Most frames taken ahead at a time: one round of the store's batch prefetch.
 pub const BATCH_FRAMES_MAX: usize = PREFETCH_BATCH_KEYS_MAX;
+
+/// Most key values a Get's look-ahead keeps for its response; a Get of a table whose primary
+/// key has more fields finds them again in its body when it runs. One covers the common
+/// single-field key and keeps [`Ahead`] within [`AHEAD_BYTES_MAX`].
+pub const AHEAD_KEY_VALUES_MAX: usize = 1;
+
+/// Most bytes an [`Ahead`] may take. Every frame's record is built and moved on the stack, and
+/// past 128 bytes the moves become `memcpy` calls: with two key values kept (144 bytes) a put
+/// at pipeline 32 cost 1.04-1.10x the CPU (docs/BENCHMARKS.md, eighteenth session).
+pub const AHEAD_BYTES_MAX: usize = 128;
+
+const _: () = assert!(std::mem::size_of::<Option<Ahead<'static>>>() <= AHEAD_BYTES_MAX);
 
 /// One whole frame of a read batch. It is kept small (a batch of them is built on the stack for
 /// every read batch), so only what running a Get needs is kept.
@@ -53,8 +65,20 @@ pub struct Ahead<'b> {
 #[derive(Debug)]
 pub struct GetAhead<'b> {
     pub table: Rc<CatalogTable>,
-    pub key: FieldList<'b>,
     pub versions: VersionSelect,
+    /// The key's values by key position, as the key's encoding sorted them, when the key has
+    /// at most [`AHEAD_KEY_VALUES_MAX`] fields (a wider key's are found again from the frame's
+    /// body, [`Ahead::body`]).
+    key_values: [Option<ValueRef<'b>>; AHEAD_KEY_VALUES_MAX],
+}
+
+impl<'b> GetAhead<'b> {
+    /// The key's values by key position, every key field Some, if the look-ahead kept them.
+    pub fn key_values(&self) -> Option<&[Option<ValueRef<'b>>]> {
+        let fields = self.table.schema().primary_key().len();
+        let kept = &self.key_values[..fields.min(AHEAD_KEY_VALUES_MAX)];
+        (fields <= AHEAD_KEY_VALUES_MAX && kept.iter().all(Option::is_some)).then_some(kept)
+    }
 }
 
 /// The encoded keys of one read batch's Gets that this shard owns, back to back. Kept by the
@@ -95,7 +119,11 @@ impl BatchKeys {
         };
         let Ok(table) = shard.tables.table(table) else { return ahead };
         let encoded = encode_primary_key_into(table.schema(), key.iter(), &mut self.scratch);
-        ahead.get = Some(GetAhead { table, key, versions });
+        let mut key_values = [None; AHEAD_KEY_VALUES_MAX];
+        if let Ok((sorted, _)) = &encoded {
+            key_values.copy_from_slice(&sorted[..AHEAD_KEY_VALUES_MAX]);
+        }
+        ahead.get = Some(GetAhead { table, versions, key_values });
         let owned = encoded.is_ok_and(|(_, len)| {
             shard.owner(partition_of(&self.scratch[..len], shard.partitions())) == shard.id
         });

@@ -77,7 +77,7 @@ pub fn run(
         // A Get whose key this shard owns; any other (another shard's, or a key that did not
         // encode) takes a task, which forwards it or reports the error.
         let Some(key) = keys.stored_key(frame) else { return Inline::Spawn };
-        return get(shard, h, ahead, key, now_ms, out);
+        return get(shard, h, frame.body, ahead, key, now_ms, out);
     }
     let Ok(req) = Request::decode(h.opcode, frame.body) else { return Inline::Spawn };
     match req {
@@ -172,6 +172,7 @@ fn respond_written(
 fn get(
     shard: &Shard,
     h: Header,
+    body: &[u8],
     ahead: &GetAhead<'_>,
     key: &[u8],
     now: u64,
@@ -182,9 +183,20 @@ fn get(
     if max == 0 || from >= to {
         return Inline::Spawn;
     }
-    // The key's values by position, for the response (the key itself was encoded ahead).
-    let Ok(key_values) = primary_key_refs(schema, ahead.key.iter()) else { return Inline::Spawn };
-    let key_values = &key_values;
+    // The key's values by position, for the response: kept by the look-ahead, or (a key of
+    // many fields) found again in the request.
+    let sorted;
+    let key_values = match ahead.key_values() {
+        Some(kept) => kept,
+        None => {
+            let Ok(Request::Get { key, .. }) = Request::decode(h.opcode, body) else {
+                return Inline::Spawn;
+            };
+            let Ok(values) = primary_key_refs(schema, key.iter()) else { return Inline::Spawn };
+            sorted = values;
+            &sorted[..]
+        }
+    };
     // The buffer budget holds the largest reply (the usual case), or the reply this row
     // makes must fit what is left; a reply that does not is answered BUSY, as a task's is.
     let roomy = shard.budget.fits(response_bound(h.opcode, &shard.limits));
