@@ -39,8 +39,8 @@ pub const BATCH_FRAMES_MAX: usize = PREFETCH_BATCH_KEYS_MAX;
 pub const AHEAD_KEY_VALUES_MAX: usize = 1;
 
 /// Most bytes an [`Ahead`] may take. Every frame's record is built and moved on the stack, and
-/// past 128 bytes the moves become `memcpy` calls: with two key values kept (144 bytes) a put
-/// at pipeline 32 cost 1.04-1.10x the CPU (docs/BENCHMARKS.md, eighteenth session).
+/// past 128 bytes the moves become `memcpy` calls: with two key values kept (144 or 168 bytes)
+/// a put at pipeline 32 cost 1.04-1.10x the CPU (docs/BENCHMARKS.md, eighteenth session).
 pub const AHEAD_BYTES_MAX: usize = 128;
 
 const _: () = assert!(std::mem::size_of::<Option<Ahead<'static>>>() <= AHEAD_BYTES_MAX);
