@@ -104,7 +104,6 @@ pub fn run(
 
 /// A single-version, unconditional Put, checked, encoded and appended without allocating
 /// (`TableStore::put_now`); anything else, or a row another shard owns, takes a task.
-#[allow(clippy::too_many_arguments)]
 fn put(
     shard: &Shard,
     h: Header,
