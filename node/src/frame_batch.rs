@@ -135,8 +135,8 @@ impl BatchKeys {
         ahead
     }
 
-    /// Asks the store to prefetch the keys of `batch` this shard owns, when there are two or
-    /// more (one has no misses to overlap).
+    /// Asks the store to prefetch the keys of `batch` this shard owns (`Store::prefetch`, which
+    /// skips a lone key: it has no misses to overlap).
     pub fn prefetch<'a, 'b: 'a>(&self, shard: &Shard, batch: impl Iterator<Item = &'a Ahead<'b>>) {
         let mut upcoming = [Upcoming { key: &[], write: false }; BATCH_FRAMES_MAX];
         let mut owned = 0;
@@ -144,8 +144,6 @@ impl BatchKeys {
             upcoming[owned] = Upcoming { key, write: false };
             owned += 1;
         }
-        if owned >= 2 {
-            shard.tables.store().prefetch(&upcoming[..owned]);
-        }
+        shard.tables.store().prefetch(&upcoming[..owned]);
     }
 }

@@ -147,9 +147,7 @@ impl Batch {
                 owned += 1;
             }
         }
-        if owned >= 2 {
-            shard.tables.store().prefetch(&upcoming[..owned]);
-        }
+        shard.tables.store().prefetch(&upcoming[..owned]);
     }
 }
 

@@ -167,9 +167,12 @@ impl<D: Disk> Store<D> {
 
     /// Asks the CPU for the memory that commands about to run on `keys` will touch, so that
     /// their misses overlap (`batch_prefetch.rs`). A hint: it changes nothing, and helps only
-    /// if nothing else runs before those commands.
+    /// if nothing else runs before those commands. Fewer than two keys have no misses to
+    /// overlap, so nothing is asked for.
     pub fn prefetch(&self, keys: &[Upcoming<'_>]) {
-        self.shared.state.borrow().prefetch(keys);
+        if keys.len() >= 2 {
+            self.shared.state.borrow().prefetch(keys);
+        }
     }
 
     /// The synchronous half of [`Store::put`]: appends the record and applies it to the index
