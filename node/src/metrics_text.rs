@@ -118,6 +118,26 @@ const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
     ("durable_write_us_p50", Gauge, "Median durable (O_DSYNC) log write latency in microseconds."),
     ("durable_write_us_p99", Gauge, "99th percentile durable log write latency in microseconds."),
     ("durable_write_us_max", Gauge, "Longest durable log write in microseconds."),
+    (
+        "maintenance_steps",
+        Counter,
+        "Maintenance steps (checkpoint snapshots, compaction's index re-pointing) the shard ran.",
+    ),
+    (
+        "maintenance_step_us_p50",
+        Gauge,
+        "Median time one maintenance step held the shard without yielding, in microseconds.",
+    ),
+    (
+        "maintenance_step_us_p99",
+        Gauge,
+        "99th percentile time one maintenance step held the shard, in microseconds.",
+    ),
+    (
+        "maintenance_step_us_max",
+        Gauge,
+        "Longest time one maintenance step held the shard, in microseconds.",
+    ),
     ("segment_preallocations", Counter, "Segment files zero-filled ahead of need."),
     (
         "segment_preallocations_failed",

@@ -146,6 +146,10 @@ impl Shard {
         push("durable_write_us_p50", s.durable_write_us.p50);
         push("durable_write_us_p99", s.durable_write_us.p99);
         push("durable_write_us_max", s.durable_write_us.max);
+        push("maintenance_steps", s.maintenance_step_us.count);
+        push("maintenance_step_us_p50", s.maintenance_step_us.p50);
+        push("maintenance_step_us_p99", s.maintenance_step_us.p99);
+        push("maintenance_step_us_max", s.maintenance_step_us.max);
         push("segment_preallocations", s.counters.preallocations);
         push("segment_preallocations_failed", s.counters.preallocations_failed);
         push("writes_refused", u64::from(self.tables.is_poisoned()));

@@ -8,6 +8,7 @@
 //! may still point into them. Layout byte by byte: docs/FORMAT.md.
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use zerocopy::byteorder::little_endian::{U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
@@ -16,6 +17,7 @@ use crate::constants::*;
 use crate::disk::{Disk, DiskFile};
 use crate::index::{Index, IndexEntry, IndexSnapshot};
 use crate::log::group_commit::{self, poison};
+use crate::maintenance_step;
 use crate::state::Shared;
 use crate::{Error, Result};
 
@@ -76,6 +78,7 @@ pub struct Loaded {
 /// Writes a checkpoint now (callers hold the maintenance lock). Returns its LSN.
 pub(crate) async fn write<D: Disk>(shared: &Shared<D>) -> Result<u64> {
     let (snapshot, lsn, marks, retired) = {
+        let started = Instant::now();
         let mut st = shared.state.borrow_mut();
         let snapshot = st.index.snapshot();
         let active = st.log.active_segment();
@@ -91,6 +94,7 @@ pub(crate) async fn write<D: Disk>(shared: &Shared<D>) -> Result<u64> {
         let retired: Vec<u32> =
             st.segments.iter().filter(|(_, s)| s.retired).map(|(id, _)| id).collect();
         st.bytes_since_checkpoint = 0;
+        st.histograms.record_maintenance_step(started);
         (snapshot, st.next_lsn - 1, marks, retired)
     };
     group_commit::sync_all(shared).await?;
@@ -189,7 +193,11 @@ async fn write_tmp<F: DiskFile>(
 ) -> Result<()> {
     let sections: [&[u8]; 4] =
         [marks.as_bytes(), &snap.keys, snap.ends_bytes(), snap.entries_bytes()];
-    let header = header(snap, lsn, marks.len() as u32, &sections);
+    let mut crcs = [0; 4];
+    for (crc, section) in crcs.iter_mut().zip(sections) {
+        *crc = maintenance_step::crc32c_in_steps(section).await;
+    }
+    let header = header(snap, lsn, marks.len() as u32, crcs);
     let mut out = ChunkedWriter::new(file, tmp);
     out.push(header.as_bytes()).await?;
     for s in sections {
@@ -199,12 +207,7 @@ async fn write_tmp<F: DiskFile>(
     file.fdatasync().await.map_err(io("fdatasync", tmp))
 }
 
-fn header(
-    snap: &IndexSnapshot,
-    lsn: u64,
-    segment_count: u32,
-    sections: &[&[u8]; 4],
-) -> CheckpointHeader {
+fn header(snap: &IndexSnapshot, lsn: u64, segment_count: u32, crcs: [u32; 4]) -> CheckpointHeader {
     let mut h = CheckpointHeader {
         magic: CHECKPOINT_MAGIC,
         format_version: U32::new(CHECKPOINT_FORMAT_VERSION),
@@ -212,10 +215,10 @@ fn header(
         lsn: U64::new(lsn),
         key_count: U64::new(snap.len() as u64),
         keys_len: U64::new(snap.keys.len() as u64),
-        segments_crc: U32::new(crc32c::crc32c(sections[0])),
-        keys_crc: U32::new(crc32c::crc32c(sections[1])),
-        ends_crc: U32::new(crc32c::crc32c(sections[2])),
-        entries_crc: U32::new(crc32c::crc32c(sections[3])),
+        segments_crc: U32::new(crcs[0]),
+        keys_crc: U32::new(crcs[1]),
+        ends_crc: U32::new(crcs[2]),
+        entries_crc: U32::new(crcs[3]),
         reserved: U32::ZERO,
         header_crc: U32::ZERO,
     };

@@ -18,7 +18,7 @@
 
 use std::path::Path;
 use std::rc::Rc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::compaction_filter::FilterDecision;
 use crate::constants::{SEGMENT_HEADER_BYTES, WRITE_BUFFER_BYTES_MAX};
@@ -26,8 +26,9 @@ use crate::disk::{Disk, DiskFile};
 use crate::index::{IndexHint, Location};
 use crate::log::group_commit::{self, Durability};
 use crate::log::scan::{ScanItem, ScannedRecord, SegmentScanner};
+use crate::maintenance_step::{self, RELOCATION_STEP_MOVES};
 use crate::record::RecordKind;
-use crate::state::{Shared, State};
+use crate::state::Shared;
 use crate::{checkpoint, Error, Result};
 
 /// What one compaction pass did.
@@ -133,7 +134,7 @@ async fn compact_segment<D: Disk>(
     // Applied even after a failure: the copies made so far are in the log, and their segments
     // count them live until the index says which ones it kept.
     if let Some(r) = relocations.as_mut() {
-        r.apply(&mut shared.state.borrow_mut(), report);
+        r.apply(shared, report).await;
     }
     scanned?;
     group_commit::sync_all(shared).await?;
@@ -178,7 +179,7 @@ async fn scan_and_move<D: Disk>(
                 let moved = move_if_live(shared, id, &r, now, relocations.as_deref_mut(), report)?;
                 if let Some(r) = relocations.as_deref_mut() {
                     if r.full() {
-                        r.apply(&mut shared.state.borrow_mut(), report);
+                        r.apply(shared, report).await;
                     }
                 }
                 throttle(shared, moved).await?;
@@ -247,23 +248,34 @@ impl Relocations {
 
     /// Re-points the index for every held move, in key order, and settles the live bytes: a
     /// kept copy takes its bytes off the old segment; a copy of a key that has changed since is
-    /// garbage in its new segment.
-    fn apply<D: Disk>(&mut self, st: &mut State<D>, report: &mut CompactionReport) {
+    /// garbage in its new segment. The moves are sorted in one step and re-pointed
+    /// [`RELOCATION_STEP_MOVES`] at a time, with the requests run between steps: a key written
+    /// meanwhile no longer points at the old place, and its copy is garbage as above.
+    async fn apply<D: Disk>(&mut self, shared: &Shared<D>, report: &mut CompactionReport) {
+        let started = Instant::now();
         let keys = &self.keys;
         let key = |m: &Relocation| &keys[m.key_start as usize..m.key_end as usize];
         self.moves.sort_unstable_by(|a, b| key(a).cmp(key(b)));
-        let segments = &mut st.segments;
-        st.index.relocate_sorted(
-            self.moves.iter().map(|m| (key(m), m.from, m.to)),
-            |from, to, moved| {
-                if moved {
-                    segments.sub_live(from.segment(), from.len());
-                } else {
-                    segments.record_died(to.segment(), to.offset(), to.len());
-                    report.copies_superseded += 1;
-                }
-            },
-        );
+        maintenance_step::record(shared, started);
+        for step in self.moves.chunks(RELOCATION_STEP_MOVES) {
+            maintenance_step::yield_to_requests().await;
+            let started = Instant::now();
+            let mut st = shared.state.borrow_mut();
+            let st = &mut *st;
+            let segments = &mut st.segments;
+            st.index.relocate_sorted(
+                step.iter().map(|m| (key(m), m.from, m.to)),
+                |from, to, moved| {
+                    if moved {
+                        segments.sub_live(from.segment(), from.len());
+                    } else {
+                        segments.record_died(to.segment(), to.offset(), to.len());
+                        report.copies_superseded += 1;
+                    }
+                },
+            );
+            st.histograms.record_maintenance_step(started);
+        }
         self.keys.clear();
         self.moves.clear();
     }

@@ -28,6 +28,7 @@ mod error;
 pub mod huge_pages;
 pub mod index;
 pub mod log;
+mod maintenance_step;
 mod prefetch;
 mod range_delete;
 mod read;

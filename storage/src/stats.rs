@@ -43,6 +43,10 @@ pub struct Histograms {
     pub durable_write_us: hdrhistogram::Histogram<u64>,
     /// Records written per flush (the group-commit batch size).
     pub flush_records: hdrhistogram::Histogram<u64>,
+    /// Microseconds maintenance held the shard's thread in one step without yielding to the
+    /// requests (a checkpoint's index snapshot, compaction's index re-pointing): the pauses
+    /// behind the requests' tail latency.
+    pub maintenance_step_us: hdrhistogram::Histogram<u64>,
 }
 
 impl Default for Histograms {
@@ -55,13 +59,23 @@ impl Default for Histograms {
             fsync_us: new(60_000_000),
             durable_write_us: new(60_000_000),
             flush_records: new(1 << 32),
+            maintenance_step_us: new(60_000_000),
         }
     }
 }
 
-/// p50, p99, p999 and max of a distribution.
+impl Histograms {
+    /// Records one maintenance step that began at `started` and ends now.
+    pub fn record_maintenance_step(&mut self, started: std::time::Instant) {
+        let us = started.elapsed().as_micros() as u64;
+        self.maintenance_step_us.saturating_record(us.max(1));
+    }
+}
+
+/// p50, p99, p999 and max of a distribution, and how many values it holds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Percentiles {
+    pub count: u64,
     pub p50: u64,
     pub p99: u64,
     pub p999: u64,
@@ -71,6 +85,7 @@ pub struct Percentiles {
 impl Percentiles {
     pub fn of(h: &hdrhistogram::Histogram<u64>) -> Percentiles {
         Percentiles {
+            count: h.len(),
             p50: h.value_at_quantile(0.5),
             p99: h.value_at_quantile(0.99),
             p999: h.value_at_quantile(0.999),
@@ -100,6 +115,7 @@ pub struct StoreStats {
     pub fsync_us: Percentiles,
     pub durable_write_us: Percentiles,
     pub flush_records: Percentiles,
+    pub maintenance_step_us: Percentiles,
 }
 
 impl StoreStats {

@@ -347,6 +347,7 @@ impl<D: Disk> Store<D> {
             fsync_us: Percentiles::of(&st.histograms.fsync_us),
             durable_write_us: Percentiles::of(&st.histograms.durable_write_us),
             flush_records: Percentiles::of(&st.histograms.flush_records),
+            maintenance_step_us: Percentiles::of(&st.histograms.maintenance_step_us),
         }
     }
 

@@ -10,9 +10,9 @@
 //! covers them, while the older puts stay in a segment compaction keeps), and crashes the disk
 //! with seeded losses and tearing either after the compaction or at many points in the middle of
 //! it: no deleted key ever comes back and every other key keeps its newest value. A third runs
-//! writes and deletes between compaction's steps, so that keys change between the copy of their
-//! record and the index's re-pointing to it: newest values, and live bytes exactly the sum of
-//! the live records.
+//! writes and deletes between compaction's steps (its disk operations and the steps of its index
+//! re-pointing), so that keys change between the copy of their record and the index's
+//! re-pointing to it: newest values, and live bytes exactly the sum of the live records.
 
 mod common;
 
@@ -141,14 +141,16 @@ fn writes_during_compaction_keep_newest_values_and_exact_live_bytes() {
         let clock = ManualClock::new(common::T0_MS);
         let store = common::open_sim(&disk, common::test_config(), &clock).await.expect("open");
         let mut model = Model::new();
-        // 4,000 keys, then the first half again: the first segment is about half garbage, and
-        // its live records are the second half's.
-        for (round, keys) in [(0, 0..4_000), (1, 0..2_000)] {
+        // 5,000 keys, then the first 2,000 again: the first segment (about 5,600 records of 4
+        // MiB) is over a third garbage, and its live records, over 3,000, take compaction more
+        // than one step of index re-pointing (2,048 moves a step).
+        for (round, keys) in [(0, 0..5_000), (1, 0..2_000)] {
             for k in keys {
                 put(&store, &mut model, format!("key-{k:05}"), round, 700).await;
             }
         }
         store.sync().await.expect("sync");
+        let before = store.stats();
         let mut report = None;
         let mut round = 100;
         {
@@ -160,7 +162,7 @@ fn writes_during_compaction_keep_newest_values_and_exact_live_bytes() {
                 // Between compaction's steps (each of its disk operations yields): overwrite or
                 // delete keys it may have copied, different ones each time.
                 round += 1;
-                for k in (0..8).map(|j| 2_000 + (round * 8 + j) * 37 % 2_000) {
+                for k in (0..8).map(|j| 2_000 + (round * 8 + j) * 37 % 3_000) {
                     let key = format!("key-{k:05}").into_bytes();
                     if k % 3 == 0 {
                         store.delete(&key, Durability::NoSync).await.expect("delete");
@@ -174,7 +176,18 @@ fn writes_during_compaction_keep_newest_values_and_exact_live_bytes() {
             }
         }
         let report = report.expect("done").expect("compact");
-        assert!(report.records_moved > 0, "{report:?}");
+        assert!(report.records_moved > 2_048, "{report:?}");
+        // Each checkpoint's snapshot is a step, and so are each compacted segment's sort of its
+        // moves and its re-pointing, 2,048 moves at a time: over 2,048 moves in one segment make
+        // more re-pointing steps than segments.
+        let after = store.stats();
+        let steps = after.maintenance_step_us.count - before.maintenance_step_us.count;
+        let snapshots = after.counters.checkpoints - before.counters.checkpoints;
+        let repointing = steps - snapshots - report.segments_compacted;
+        assert!(
+            repointing > report.segments_compacted,
+            "{steps} steps, {snapshots} snapshots, {repointing} re-pointing steps for {report:?}"
+        );
         assert!(
             report.copies_superseded > 0,
             "no write fell between a copy and its re-pointing: {report:?}"
