@@ -138,6 +138,11 @@ const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
         Gauge,
         "Longest time one maintenance step held the shard, in microseconds.",
     ),
+    (
+        "write_buffer_waits",
+        Counter,
+        "NoSync writes that waited for the log's write because 16 MiB were pending.",
+    ),
     ("segment_preallocations", Counter, "Segment files zero-filled ahead of need."),
     (
         "segment_preallocations_failed",

@@ -28,6 +28,9 @@ pub struct Counters {
     pub segments_deleted: u64,
     pub checkpoints: u64,
     pub corrupt_reads: u64,
+    /// NoSync writes that waited for the flusher because the write buffer was full
+    /// (`WRITE_BUFFER_BYTES_MAX` pending): the log is written slower than it is appended.
+    pub write_buffer_waits: u64,
     /// Segment files zero-filled ahead of need ([`crate::log::preallocate`]).
     pub preallocations: u64,
     /// Preallocations that failed (the store then grows segments as it writes them).

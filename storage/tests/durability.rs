@@ -12,6 +12,8 @@
 //!   works and keeps what was acknowledged before the failure.
 //! - A `NoSync` write reaches the disk within the flush interval without anyone asking: the test
 //!   polls the simulated file in small timer steps and requires the value within 100 intervals.
+//! - Once the write buffer holds `WRITE_BUFFER_BYTES_MAX`, a `NoSync` put waits for the
+//!   flusher's write, and the store counts it.
 //! - Empty keys, oversized keys and values, oversized and empty batches are typed errors that
 //!   write nothing (the next LSN and the files stay as they were); the exact limits are accepted.
 
@@ -22,9 +24,11 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use ringstore_storage::constants::{
-    BATCH_BYTES_MAX, BATCH_OPS_MAX, DMA_ALIGN_BYTES, KEY_BYTES_MAX, VALUE_BYTES_MAX,
+    BATCH_BYTES_MAX, BATCH_OPS_MAX, DMA_ALIGN_BYTES, KEY_BYTES_MAX, SEGMENT_SIZE_BYTES_MAX,
+    VALUE_BYTES_MAX, WRITE_BUFFER_BYTES_MAX,
 };
 use ringstore_storage::disk::sim::{SimDisk, SimOp};
+use ringstore_storage::record;
 use ringstore_storage::{BatchOp, Durability, Error, ManualClock, StoreConfig, WriteOptions};
 
 fn opts(d: Durability) -> WriteOptions {
@@ -261,6 +265,50 @@ fn a_nosync_write_reaches_the_disk_within_the_flush_interval_unasked() {
                 .expect("put");
         }
         assert!(wait_until_on_disk(&disk, b"burst value 099", bound).await, "burst never flushed");
+        store.close().await.expect("close");
+    });
+}
+
+/// The write buffer bounds the log's memory: once `WRITE_BUFFER_BYTES_MAX` are appended and not
+/// yet written, a `NoSync` put waits for the flusher's write instead of returning at once, and
+/// the store counts it (`write_buffer_waits`, a node metric). The flush interval is a minute and
+/// the segments are the largest, so nothing but the full buffer makes the flusher write.
+#[test]
+fn a_nosync_write_waits_for_the_flusher_once_the_write_buffer_is_full() {
+    common::run(|| async {
+        let disk = common::sim(67);
+        let clock = ManualClock::new(common::T0_MS);
+        let config = StoreConfig {
+            segment_size_bytes: SEGMENT_SIZE_BYTES_MAX,
+            flush_interval_ms: 60_000,
+            ..common::test_config()
+        };
+        let store = common::open_sim(&disk, config, &clock).await.expect("open");
+        let value = vec![7u8; 64 * 1024];
+        // Each put appends one record of this size; the one that brings the pending bytes to
+        // the bound is the first to wait (one fewer, in case the log counts anything else).
+        let record_bytes = record::padded_len(7, value.len()) as usize;
+        let puts_to_fill = (WRITE_BUFFER_BYTES_MAX - 1) / record_bytes - 1;
+        for i in 0..puts_to_fill {
+            store
+                .put(format!("k{i:06}").as_bytes(), &value, opts(Durability::NoSync))
+                .await
+                .expect("put");
+        }
+        assert_eq!(store.stats().counters.write_buffer_waits, 0, "below the buffer's bound");
+        for i in puts_to_fill..puts_to_fill + 8 {
+            store
+                .put(format!("k{i:06}").as_bytes(), &value, opts(Durability::NoSync))
+                .await
+                .expect("put");
+        }
+        let s = store.stats();
+        assert!(
+            s.counters.write_buffer_waits >= 1,
+            "no write waited at the bound: {:?}",
+            s.counters
+        );
+        assert!(s.counters.flushes >= 1, "the waiting write did not make the flusher write");
         store.close().await.expect("close");
     });
 }

@@ -53,6 +53,7 @@ pub(crate) fn request_durable<D: Disk>(
             // Backpressure: the buffer is full, so this writer waits for the write like a
             // WriteNoSync one instead of letting memory grow.
             st.write_wanted_seq = st.write_wanted_seq.max(seq);
+            st.counters.write_buffer_waits += 1;
         }
         Durability::NoSync => {
             // Wake the flusher only for the first record of a flush, so it can arm its
