@@ -19,6 +19,7 @@ use crate::index::{Index, IndexEntry, IndexSnapshot};
 use crate::log::group_commit::{self, poison};
 use crate::maintenance_step;
 use crate::state::Shared;
+use crate::stats::record_elapsed_us;
 use crate::{Error, Result};
 
 pub const CHECKPOINT_FILE: &str = "checkpoint";
@@ -94,7 +95,7 @@ pub(crate) async fn write<D: Disk>(shared: &Shared<D>) -> Result<u64> {
         let retired: Vec<u32> =
             st.segments.iter().filter(|(_, s)| s.retired).map(|(id, _)| id).collect();
         st.bytes_since_checkpoint = 0;
-        st.histograms.record_maintenance_step(started);
+        record_elapsed_us(&mut st.histograms.maintenance_step_us, started);
         (snapshot, st.next_lsn - 1, marks, retired)
     };
     group_commit::sync_all(shared).await?;

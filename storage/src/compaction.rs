@@ -29,6 +29,7 @@ use crate::log::scan::{ScanItem, ScannedRecord, SegmentScanner};
 use crate::maintenance_step::{self, RELOCATION_STEP_MOVES};
 use crate::record::RecordKind;
 use crate::state::Shared;
+use crate::stats::record_elapsed_us;
 use crate::{checkpoint, Error, Result};
 
 /// What one compaction pass did.
@@ -256,7 +257,7 @@ impl Relocations {
         let keys = &self.keys;
         let key = |m: &Relocation| &keys[m.key_start as usize..m.key_end as usize];
         self.moves.sort_unstable_by(|a, b| key(a).cmp(key(b)));
-        maintenance_step::record(shared, started);
+        record_elapsed_us(&mut shared.state.borrow_mut().histograms.maintenance_step_us, started);
         for step in self.moves.chunks(RELOCATION_STEP_MOVES) {
             maintenance_step::yield_to_requests().await;
             let started = Instant::now();
@@ -274,7 +275,7 @@ impl Relocations {
                     }
                 },
             );
-            st.histograms.record_maintenance_step(started);
+            record_elapsed_us(&mut st.histograms.maintenance_step_us, started);
         }
         self.keys.clear();
         self.moves.clear();

@@ -9,11 +9,6 @@
 //! session). The `maintenance_step_us` histogram (metrics) records how long each step held the
 //! thread.
 
-use std::time::Instant;
-
-use crate::disk::Disk;
-use crate::state::Shared;
-
 /// Records compaction re-points in one step ([`crate::index::Index::relocate_sorted`] over a
 /// slice of a sorted batch): about 0.3-0.5 us each in a 1,000,000-key shard, so a step of
 /// about 1 ms.
@@ -26,11 +21,6 @@ pub(crate) const CRC_STEP_BYTES: usize = 1024 * 1024;
 /// executor it is a plain yield.
 pub(crate) async fn yield_to_requests() {
     glommio::executor().yield_task_queue_now().await;
-}
-
-/// Records one step that began at `started` in the shard's `maintenance_step_us` histogram.
-pub(crate) fn record<D: Disk>(shared: &Shared<D>, started: Instant) {
-    shared.state.borrow_mut().histograms.record_maintenance_step(started);
 }
 
 /// crc32c of `bytes`, [`CRC_STEP_BYTES`] at a time with a yield between steps.

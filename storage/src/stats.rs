@@ -67,12 +67,15 @@ impl Default for Histograms {
     }
 }
 
-impl Histograms {
-    /// Records one maintenance step that began at `started` and ends now.
-    pub fn record_maintenance_step(&mut self, started: std::time::Instant) {
-        let us = started.elapsed().as_micros() as u64;
-        self.maintenance_step_us.saturating_record(us.max(1));
-    }
+/// Records in `h` the microseconds from `started` to now (at least 1, so the histogram's lowest
+/// bucket holds it) and returns them.
+pub(crate) fn record_elapsed_us(
+    h: &mut hdrhistogram::Histogram<u64>,
+    started: std::time::Instant,
+) -> u64 {
+    let us = started.elapsed().as_micros() as u64;
+    h.saturating_record(us.max(1));
+    us
 }
 
 /// p50, p99, p999 and max of a distribution, and how many values it holds.

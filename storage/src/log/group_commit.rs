@@ -21,6 +21,7 @@ use crate::disk::{Disk, DiskFile};
 use crate::log::preallocate;
 use crate::log::segment_file::encode_header;
 use crate::state::Shared;
+use crate::stats::record_elapsed_us;
 use crate::{Error, Result};
 
 /// How durable a write must be before it is acknowledged (a wire concept, so it lives in
@@ -254,10 +255,9 @@ async fn write_chunk<D: Disk>(shared: &Shared<D>, i: usize, durable: bool) -> Re
         if durable {
             let started = Instant::now();
             file.write_at_durable(buf, base).await.map_err(|e| Error::io("write", &path, e))?;
-            let us = started.elapsed().as_micros() as u64;
             let mut st = shared.state.borrow_mut();
             st.counters.durable_writes += 1;
-            st.histograms.durable_write_us.saturating_record(us.max(1));
+            record_elapsed_us(&mut st.histograms.durable_write_us, started);
         } else {
             file.write_at(buf, base).await.map_err(|e| Error::io("write", &path, e))?;
         }
@@ -277,12 +277,11 @@ async fn write_chunk<D: Disk>(shared: &Shared<D>, i: usize, durable: bool) -> Re
 async fn fdatasync<D: Disk>(shared: &Shared<D>, file: &D::File) -> Result<()> {
     let started = Instant::now();
     file.fdatasync().await.map_err(|e| Error::io("fdatasync", &shared.dir, e))?;
-    let us = started.elapsed().as_micros() as u64;
     let mut st = shared.state.borrow_mut();
+    let us = record_elapsed_us(&mut st.histograms.fsync_us, started);
     st.counters.fsyncs += 1;
     st.counters.fsync_us_total += us;
     st.counters.fsync_us_max = st.counters.fsync_us_max.max(us);
-    st.histograms.fsync_us.saturating_record(us.max(1));
     Ok(())
 }
 
