@@ -631,7 +631,7 @@ struct Settings {
         long,
         value_name = "RATIO",
         help = help(
-            "Compact a sealed segment once this share of it is garbage (0.05..=0.95)",
+            "Compact once this share of the store's disk bytes is garbage, segments with the most garbage first (0.05..=0.95)",
             GARBAGE_RATIO_THRESHOLD_DEFAULT
         )
     )]

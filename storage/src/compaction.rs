@@ -1,6 +1,9 @@
 //! Compaction and the maintenance task.
 //!
-//! A sealed segment whose garbage ratio reaches the threshold is read front to back. Each record
+//! The maintenance task compacts once the store's garbage share reaches the threshold, the
+//! segments with the most garbage first (`SegmentTable::space_victims`); `Store::compact`
+//! compacts every sealed segment whose own garbage ratio reaches it. A victim is read front to
+//! back. Each record
 //! the index still points at is copied to the log head with its original LSN, version and expiry
 //! (flag MOVED) and the index is re-pointed (for a segment whose dead-record map is complete,
 //! without a lookup per record: the map tells the live records, and the re-pointing is done in
@@ -60,7 +63,7 @@ pub(crate) async fn run<D: Disk>(shared: &Shared<D>) -> Result<CompactionReport>
     // mostly garbage: the next pass takes it. Copies are live, so the segments they fill are not
     // victims; this ends after a pass or two, and the bound is only a guard.
     for _ in 0..COMPACTION_PASSES_MAX {
-        let r = pass(shared).await?;
+        let r = pass(shared, Victims::EveryOverThreshold).await?;
         total.add(&r);
         if r.segments_compacted == 0 {
             break;
@@ -85,12 +88,28 @@ impl CompactionReport {
     }
 }
 
+/// Which segments a pass compacts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Victims {
+    /// Every sealed segment whose garbage ratio reaches the threshold (`Store::compact`).
+    EveryOverThreshold,
+    /// Only while the store's garbage share reaches the threshold, the segments with the most
+    /// garbage first (the maintenance task: `SegmentTable::space_victims`).
+    UntilStoreUnderThreshold,
+}
+
 /// One pass: checkpoint first so tombstones it covers can be dropped, compact the victims present
 /// now (not the segments this pass writes, so it ends), checkpoint again to delete them.
-async fn pass<D: Disk>(shared: &Shared<D>) -> Result<CompactionReport> {
+async fn pass<D: Disk>(shared: &Shared<D>, choice: Victims) -> Result<CompactionReport> {
     let threshold = shared.config.garbage_ratio_threshold;
     let mut report = CompactionReport::default();
-    let victims = shared.state.borrow().segments.compaction_victims(threshold);
+    let victims = {
+        let st = shared.state.borrow();
+        match choice {
+            Victims::EveryOverThreshold => st.segments.compaction_victims(threshold),
+            Victims::UntilStoreUnderThreshold => st.segments.space_victims(threshold),
+        }
+    };
     if victims.is_empty() {
         return Ok(report);
     }
@@ -430,5 +449,5 @@ async fn maintenance_round<D: Disk>(shared: &Shared<D>) -> Result<()> {
     if due {
         checkpoint::write(shared).await?;
     }
-    pass(shared).await.map(|_| ())
+    pass(shared, Victims::UntilStoreUnderThreshold).await.map(|_| ())
 }

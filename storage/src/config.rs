@@ -12,7 +12,10 @@ pub struct StoreConfig {
     pub flush_interval_ms: u64,
     /// Record cache capacity; 0 disables the cache.
     pub cache_capacity_bytes: u64,
-    /// A sealed segment whose garbage ratio reaches this is compacted (0.05 ..= 0.95).
+    /// The maintenance task compacts once this share of the store's record bytes is garbage,
+    /// the sealed segments with the most garbage first (each at least this share garbage) until
+    /// the store is under it; `Store::compact` compacts every sealed segment whose own garbage
+    /// ratio reaches it (0.05 ..= 0.95).
     pub garbage_ratio_threshold: f64,
     /// Log bytes appended between two automatic index checkpoints; `u64::MAX` disables them.
     pub checkpoint_interval_bytes: u64,

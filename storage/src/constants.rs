@@ -67,11 +67,12 @@ pub const CACHE_ENTRY_OVERHEAD_BYTES: u64 = 32;
 /// header (with the index hint), these bytes and the enum's tag, 224 in all (`cache.rs`).
 pub const CACHE_INLINE_BYTES: usize = 176;
 
-/// Default garbage ratio past which a sealed segment is compacted. Keeps disk use at or under
-/// `live / (1 - 0.5)` = 2x live data plus the active segment once compaction has caught up (as
-/// Redis's default AOF rewrite, at 100% growth), and moves at most one live record per record of
-/// garbage reclaimed (0.3 moved 2.3): 0.87-0.95x the node's CPU per SET in docs/BENCHMARKS.md
-/// (nineteenth session), for 1.70-1.74x the live bytes on disk against 1.41-1.62x.
+/// Default share of the store's bytes that may be garbage before the maintenance task compacts
+/// (the segments with the most garbage first, each at least this share garbage). Keeps disk use
+/// at or under `live / (1 - 0.5)` = 2x live data plus the active segment once compaction has
+/// caught up (as Redis's default AOF rewrite, at 100% growth). Per segment, 0.5 moved at most
+/// one live record per record of garbage reclaimed (0.3 moved 2.3): 0.87-0.95x the node's CPU
+/// per SET in docs/BENCHMARKS.md (nineteenth session); store-wide, fewer (twentieth session).
 pub const GARBAGE_RATIO_THRESHOLD_DEFAULT: f64 = 0.5;
 /// Default log bytes written between two index checkpoints.
 pub const CHECKPOINT_INTERVAL_BYTES_DEFAULT: u64 = 256 * 1024 * 1024;
