@@ -88,6 +88,33 @@ fn next_generation() -> u32 {
     g
 }
 
+/// Slots of the run before a merge per entry of its [`Remap`].
+const REMAP_BLOCK_SLOTS: usize = 64;
+
+/// Where the slots of the run before the last merge went, 64 at a time, so that a hint into
+/// that run (a key cached before the merge and not written since) still finds its slot by a
+/// search of the few dozen slots its block became instead of the whole run: without it, every
+/// put of such a key paid a full search once after each merge (a quarter of a 1,000,000-key
+/// shard's SETs during issue 16's runs, docs/BENCHMARKS.md twentieth session). Every live key
+/// of old block `b` (slots `b * 64..(b + 1) * 64`) is at new slots `starts[b]..starts[b + 1]`:
+/// the merge records, for each block, how many keys it had written when it took the block's
+/// first live key. 4 bytes per 64 keys; one merge back only.
+#[derive(Debug)]
+struct Remap {
+    /// The generation of the run before the merge.
+    generation: u32,
+    /// Per old block, then the new run's length.
+    starts: Vec<u32>,
+}
+
+impl Remap {
+    /// The new slots that hold old slot `slot`'s key, if it was live.
+    fn window(&self, slot: usize) -> Option<(usize, usize)> {
+        let b = slot / REMAP_BLOCK_SLOTS;
+        Some((*self.starts.get(b)? as usize, *self.starts.get(b + 1)? as usize))
+    }
+}
+
 /// Where a key lives.
 enum Slot {
     Static(usize),
@@ -98,6 +125,8 @@ pub struct Index {
     run: SortedRun,
     /// The run's generation, named by the [`IndexHint`]s into it.
     generation: u32,
+    /// Where the previous run's slots are in this one (None before the first merge).
+    remap: Option<Remap>,
     delta: SkipList,
     /// Sum of live key lengths.
     key_bytes: usize,
@@ -137,6 +166,7 @@ impl Index {
         Index {
             run: SortedRun::empty(),
             generation: next_generation(),
+            remap: None,
             delta: SkipList::new(),
             key_bytes: 0,
             delta_keys_min,
@@ -194,6 +224,7 @@ impl Index {
     ) -> crate::Result<(Option<IndexEntry>, IndexHint)> {
         assert!(!is_dead(&entry), "upsert of the reserved dead location");
         if let Some(i) = self.hinted(key, hint) {
+            let hint = IndexHint::new(self.generation, i);
             return Ok((self.put(Slot::Static(i), key, entry), hint));
         }
         check_key(key)?;
@@ -223,11 +254,18 @@ impl Index {
         (!self.run.is_dead(hint.slot())).then(|| self.run.entry(hint.slot()))
     }
 
-    /// The static slot `hint` names, if the hint is into the current run.
+    /// The static slot of `key` as `hint` tells it: the slot it names if the hint is into the
+    /// current run, or the key's slot in the window its old slot maps to if the hint is into
+    /// the run before the last merge (None if the key is not there).
     fn hinted(&self, key: &[u8], hint: IndexHint) -> Option<usize> {
-        let i = (hint.generation() == self.generation).then_some(hint.slot())?;
-        debug_assert_eq!(self.run.key(i), key, "a hint names another key's slot");
-        Some(i)
+        if hint.generation() == self.generation {
+            let i = hint.slot();
+            debug_assert_eq!(self.run.key(i), key, "a hint names another key's slot");
+            return Some(i);
+        }
+        let remap = self.remap.as_ref().filter(|r| r.generation == hint.generation())?;
+        let (lo, hi) = remap.window(hint.slot())?;
+        self.run.find_between(key, lo, hi)
     }
 
     /// Overwrites or revives an existing slot, keeping `key_bytes` in step.
@@ -370,7 +408,8 @@ impl Index {
 
     /// Exact heap bytes owned by the index: capacity times element size of every buffer.
     pub fn memory_bytes(&self) -> usize {
-        self.run.memory_bytes() + self.delta.memory_bytes()
+        let remap = self.remap.as_ref().map_or(0, |r| r.starts.capacity() * 4);
+        self.run.memory_bytes() + self.delta.memory_bytes() + remap
     }
 
     /// Sum of live key lengths.
@@ -427,20 +466,30 @@ impl Index {
             }
             at
         };
+        let blocks = run.len().div_ceil(REMAP_BLOCK_SLOTS);
+        let mut starts = Vec::with_capacity(blocks + 1);
+        let mut written = 0u32;
         let (mut i, mut d) = (next_static(0), next_delta(skiplist::HEAD));
         while i < run.len() || d != skiplist::NIL {
             let take_static = d == skiplist::NIL || (i < run.len() && run.key(i) < delta.key(d));
             if take_static {
+                // The first live key of each block from the last one taken to `i`'s.
+                while starts.len() * REMAP_BLOCK_SLOTS <= i {
+                    starts.push(written);
+                }
                 push(run.key(i), run.entry(i));
                 i = next_static(i + 1);
             } else {
                 push(delta.key(d), delta.entry(d));
                 d = next_delta(d);
             }
+            written += 1;
         }
+        starts.resize(blocks + 1, written);
         assert_eq!((entries.len(), keys.len()), (count, bytes));
         assert!(keys.len() as u64 <= self.arena_bytes_max);
         self.run = SortedRun::new(Rc::from(keys), Rc::from(ends), entries);
+        self.remap = Some(Remap { generation: self.generation, starts });
         self.generation = next_generation();
         // A fresh delta frees the old buffers rather than keeping their capacity counted.
         self.delta = SkipList::new();

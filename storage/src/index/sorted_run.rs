@@ -271,6 +271,16 @@ impl SortedRun {
         (i < self.len() && self.key(i) == key).then_some(i)
     }
 
+    /// The slot holding exactly `key` among slots `lo..hi`, if it is there: a binary search of a
+    /// window the caller knows the key to be in if the run holds it (`Index`'s remap of hints
+    /// into the run before the last merge), a few dozen slots whose keys sit together in the
+    /// arena instead of the run's levels.
+    pub(super) fn find_between(&self, key: &[u8], lo: usize, hi: usize) -> Option<usize> {
+        let hi = hi.min(self.len());
+        let i = first_not_below(lo.min(hi), hi, |i| self.key(i) < key);
+        (i < hi && self.key(i) == key).then_some(i)
+    }
+
     /// The slot holding `key` (Ok) or the first slot whose key is greater (Err), searching only
     /// from slot `from` on: every key before `from` must be smaller than `key`. For keys looked
     /// up in ascending order, each from where the one before was found: an exponential search

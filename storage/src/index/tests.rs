@@ -101,7 +101,8 @@ fn index_range(
 
 /// Memory as computed independently from the fields' capacities.
 fn memory_from_fields(index: &Index) -> usize {
-    index.run.memory_bytes() + index.delta.memory_bytes()
+    let remap = index.remap.as_ref().map_or(0, |r| r.starts.capacity() * size_of::<u32>());
+    index.run.memory_bytes() + index.delta.memory_bytes() + remap
 }
 
 fn check_totals(index: &Index, model: &Model, seed: u64) {
@@ -297,7 +298,10 @@ fn snapshot_round_trips_through_checkpoint() {
     let all = |i: &Index| index_range(i, Bound::Unbounded, Bound::Unbounded, false);
     assert_eq!(all(&loaded), all(&index), "seed {seed}");
     assert_eq!((loaded.len(), loaded.key_bytes()), (index.len(), index.key_bytes()));
-    assert_eq!(loaded.memory_bytes(), index.memory_bytes(), "seed {seed}");
+    // The same but for the remap the snapshot's merge kept (a loaded index has had no merge).
+    let remap = index.remap.as_ref().map_or(0, |r| r.starts.capacity() * size_of::<u32>());
+    assert!(remap > 0 && loaded.remap.is_none(), "seed {seed}");
+    assert_eq!(loaded.memory_bytes() + remap, index.memory_bytes(), "seed {seed}");
     let empty = Index::new().snapshot();
     let loaded = Index::from_checkpoint(&empty.keys, empty.ends_bytes(), empty.entries_bytes());
     assert!(loaded.expect("empty checkpoint loads").is_empty());
@@ -384,7 +388,12 @@ fn memory_is_exact_and_within_budget_after_merge() {
     let n = index.len();
     let samples = n.div_ceil(sorted_run::SAMPLE_STRIDE);
     let groups = n.div_ceil(sorted_run::GROUP_KEYS);
-    let expected = index.key_bytes() + 28 * n + 12 * samples + (8 + 16 + 4 + 2 + 2 + 8) * groups;
+    // The remap of the run before the merge: 4 bytes per 64 of its slots, and one more.
+    let before = index.remap.as_ref().map_or(0, |r| r.starts.len() - 1);
+    assert!(before <= n.div_ceil(REMAP_BLOCK_SLOTS), "seed {seed}: {before} blocks");
+    let remap = 4 * (before + 1);
+    let expected =
+        index.key_bytes() + 28 * n + 12 * samples + (8 + 16 + 4 + 2 + 2 + 8) * groups + remap;
     assert_eq!(index.memory_bytes(), expected, "seed {seed}");
     let per_key = (index.memory_bytes() - index.key_bytes()) as f64 / n as f64;
     assert!(per_key <= 32.0, "seed {seed}: {per_key} B/key");
@@ -412,4 +421,61 @@ fn a_hint_names_the_key_slot_until_the_next_merge() {
     assert_eq!(prev, Some(e2), "seed {seed}");
     assert_ne!(fresh, hint, "seed {seed}: a merge makes a new generation");
     assert_eq!(index.get(&key), Some(e), "seed {seed}");
+}
+
+/// A hint into the run before a merge still finds its key's slot after the merge, through the
+/// remap's window and without the run's search, for every key the merge kept: with keys
+/// inserted before, between and after the old ones, and dead slots dropped. A deleted key's
+/// hint finds nothing, and a hint from two merges back names nothing.
+#[test]
+fn hints_from_before_the_last_merge_find_their_keys_through_the_remap() {
+    // No merge but the ones this test asks for.
+    let mut index = Index::with_limits(1 << 30, INDEX_KEY_ARENA_BYTES_MAX);
+    let entry = |n: usize| IndexEntry::new(Location::new(1, 8 * n as u64, 64), n as u64, 0);
+    let key = |n: usize| format!("key:{n:07}").into_bytes();
+    let old: Vec<usize> = (0..3000).map(|k| 10 + 3 * k).collect();
+    for &n in &old {
+        index.upsert(&key(n), entry(n)).expect("fits");
+    }
+    index.merge();
+    let hints: Vec<IndexHint> =
+        old.iter().map(|&n| index.get_hinted(&key(n)).expect("in the run").1).collect();
+    // Dead slots (one in 20: under the share that would merge at once), and new keys before,
+    // among (whole runs of them inside some blocks, single ones in others) and after the old.
+    let deleted = |i: usize| i % 20 == 7;
+    for (i, &n) in old.iter().enumerate() {
+        if deleted(i) {
+            index.remove(&key(n)).expect("live");
+        }
+    }
+    let mut new: Vec<usize> = (0..10).collect();
+    new.extend(old.iter().filter(|&&n| n % 5 == 0 || (3000..3600).contains(&n)).map(|n| n + 1));
+    new.extend(10_000..10_050);
+    for &n in &new {
+        index.upsert(&key(n), entry(n)).expect("fits");
+    }
+    assert_eq!(index.run.dead(), old.len().div_ceil(20));
+    index.merge();
+    let remap = index.remap.as_ref().expect("a merge keeps a remap");
+    let widest = remap.starts.windows(2).map(|w| w[1] - w[0]).max().expect("blocks");
+    assert!(widest as usize > REMAP_BLOCK_SLOTS, "some block gained keys: {widest}");
+    for (i, (&n, &hint)) in old.iter().zip(&hints).enumerate() {
+        let k = key(n);
+        let found = index.hinted(&k, hint);
+        if deleted(i) {
+            assert_eq!(found, None, "deleted key {n} found");
+        } else {
+            assert_eq!(found, index.run.find(&k), "key {n}");
+            assert!(found.is_some(), "key {n} not found through the remap");
+        }
+    }
+    // An upsert with a pre-merge hint returns the previous entry and a hint into this run.
+    let (i, &n) = old.iter().enumerate().find(|(i, _)| !deleted(*i)).expect("a live key");
+    let (prev, fresh) = index.upsert_hinted(&key(n), entry(n + 1), hints[i]).expect("fits");
+    assert_eq!(prev, Some(entry(n)));
+    assert_eq!(fresh, index.get_hinted(&key(n)).expect("live").1);
+    // One merge more: the first hints are two runs old and name nothing.
+    index.upsert(b"key:9999999", entry(1)).expect("fits");
+    index.merge();
+    assert!(hints.iter().zip(&old).all(|(&h, &n)| index.hinted(&key(n), h).is_none()));
 }

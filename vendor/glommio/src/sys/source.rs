@@ -135,6 +135,12 @@ pub(crate) struct InnerSource {
 }
 
 impl InnerSource {
+    /// Whether anything reads this source's latency timestamps (ringstore patch: the three
+    /// clock reads per I/O are skipped when nothing does).
+    pub(crate) fn wants_latency(&self) -> bool {
+        self.stats_collection.is_some_and(|s| s.latency.is_some())
+    }
+
     pub(crate) fn update_source_type(&mut self, source_type: SourceType) -> SourceType {
         std::mem::replace(&mut self.source_type, source_type)
     }
