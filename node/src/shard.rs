@@ -131,6 +131,8 @@ impl Shard {
         push("live_bytes", s.live_bytes);
         push("garbage_bytes", s.disk_bytes.saturating_sub(s.live_bytes));
         push("compactions", s.counters.compactions);
+        push("compaction_moved_bytes", s.counters.compaction_moved_bytes);
+        push("compaction_reclaimed_bytes", s.counters.compaction_reclaimed_bytes);
         push("checkpoints", s.counters.checkpoints);
         push("group_commits", s.counters.flushes);
         push("group_commit_records", s.counters.flushed_records);

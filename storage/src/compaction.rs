@@ -124,6 +124,7 @@ async fn pass<D: Disk>(shared: &Shared<D>, choice: Victims) -> Result<Compaction
     let mut st = shared.state.borrow_mut();
     st.counters.compactions += report.segments_compacted;
     st.counters.compaction_moved_bytes += report.bytes_moved;
+    st.counters.compaction_reclaimed_bytes += report.bytes_reclaimed;
     Ok(report)
 }
 

@@ -23,8 +23,11 @@ pub struct Counters {
     pub fsync_us_total: u64,
     pub fsync_us_max: u64,
     pub compactions: u64,
+    /// Bytes of live records compaction copied to the log head.
     pub compaction_moved_bytes: u64,
-    pub compaction_dropped_bytes: u64,
+    /// Bytes of the segments compaction retired (their files are deleted after the next
+    /// checkpoint): minus the moved bytes, the garbage reclaimed.
+    pub compaction_reclaimed_bytes: u64,
     pub segments_deleted: u64,
     pub checkpoints: u64,
     pub corrupt_reads: u64,
