@@ -887,10 +887,10 @@ fn store_notes(b: &mut Bench, s: &StoreStats) {
         s.garbage_ratio()
     ));
     b.note(format!(
-        "maintenance since the last open: compactions {}, moved {} MiB, dropped {} MiB, segments deleted {}, checkpoints {}, corrupt reads {}, poisoned {}",
+        "maintenance since the last open: compactions {}, moved {} MiB, reclaimed {} MiB, segments deleted {}, checkpoints {}, corrupt reads {}, poisoned {}",
         c.compactions,
         c.compaction_moved_bytes >> 20,
-        c.compaction_dropped_bytes >> 20,
+        c.compaction_reclaimed_bytes >> 20,
         c.segments_deleted,
         c.checkpoints,
         c.corrupt_reads,
