@@ -98,6 +98,12 @@ const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
     ("live_bytes", Gauge, "Segment bytes still referenced by the index."),
     ("garbage_bytes", Gauge, "Segment bytes no longer referenced (reclaimed by compaction)."),
     ("compactions", Counter, "Segments compaction rewrote."),
+    ("compaction_moved_bytes", Counter, "Bytes of live records compaction copied to the log head."),
+    (
+        "compaction_reclaimed_bytes",
+        Counter,
+        "Bytes of the segments compaction retired; minus the moved bytes, the garbage reclaimed.",
+    ),
     ("checkpoints", Counter, "Index checkpoints written."),
     // Group commit and fsync; percentiles cover the time since the daemon started.
     ("group_commits", Counter, "Log flushes: one write per group of writers."),

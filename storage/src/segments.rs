@@ -234,10 +234,10 @@ impl<F> SegmentTable<F> {
     /// store's record bytes (every segment not yet retired, the active one included) is under
     /// `threshold`; else sealed segments over `threshold`, most garbage first, until removing
     /// their garbage would bring the store under it. Waiting for the store, not each segment,
-    /// to reach the threshold lets the oldest segments age: under a uniform overwrite load the
-    /// segments cleaned at 0.5 are then about 0.7 garbage instead of 0.5, and compaction moves
-    /// a third as many live records per record of garbage reclaimed (docs/BENCHMARKS.md,
-    /// twentieth session), for the same bound: disk within live / (1 - threshold).
+    /// to reach the threshold lets the oldest segments age: under 40 s of a uniform overwrite
+    /// load at 0.5, compaction moved 0.2 live bytes per byte of garbage reclaimed instead of up
+    /// to 1 (docs/BENCHMARKS.md, twentieth session), for the same bound: disk within
+    /// live / (1 - threshold) plus the active segment.
     pub fn space_victims(&self, threshold: f64) -> Vec<u32> {
         let segments = self.map.values().filter(|s| !s.retired);
         let (mut used, mut garbage) = segments.fold((0u64, 0u64), |(u, g), s| {

@@ -94,8 +94,9 @@ const REMAP_BLOCK_SLOTS: usize = 64;
 /// Where the slots of the run before the last merge went, 64 at a time, so that a hint into
 /// that run (a key cached before the merge and not written since) still finds its slot by a
 /// search of the few dozen slots its block became instead of the whole run: without it, every
-/// put of such a key paid a full search once after each merge (a quarter of a 1,000,000-key
-/// shard's SETs during issue 16's runs, docs/BENCHMARKS.md twentieth session). Every live key
+/// put of such a key paid a full search once after each merge (by estimate 30% of a
+/// 1,000,000-key shard's SETs 25 s into issue 16's runs; `SortedRun::partition` fell from 2.2%
+/// to 0.2% of the node's CPU, docs/BENCHMARKS.md twentieth session). Every live key
 /// of old block `b` (slots `b * 64..(b + 1) * 64`) is at new slots `starts[b]..starts[b + 1]`:
 /// the merge records, for each block, how many keys it had written when it took the block's
 /// first live key. 4 bytes per 64 keys; one merge back only.
@@ -408,7 +409,7 @@ impl Index {
 
     /// Exact heap bytes owned by the index: capacity times element size of every buffer.
     pub fn memory_bytes(&self) -> usize {
-        let remap = self.remap.as_ref().map_or(0, |r| r.starts.capacity() * 4);
+        let remap = self.remap.as_ref().map_or(0, |r| r.starts.capacity() * size_of::<u32>());
         self.run.memory_bytes() + self.delta.memory_bytes() + remap
     }
 
