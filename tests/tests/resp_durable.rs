@@ -37,9 +37,14 @@ const SETTLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The node's open connections, as INFO reports them to `c`.
 fn connected_clients(c: &mut Client) -> u64 {
-    let info = c.call("INFO clients");
-    let line = info.lines().find_map(|l| l.strip_prefix("connected_clients:"));
-    line.and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("no connected_clients in {info}"))
+    info_field(c, "clients", "connected_clients")
+}
+
+/// A number of the INFO `section`'s line `name:`.
+fn info_field(c: &mut Client, section: &str, name: &str) -> u64 {
+    let info = c.call(&format!("INFO {section}"));
+    let line = info.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(':'));
+    line.and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("no {name} in {info}"))
 }
 
 fn bulk(v: Option<&String>) -> String {
@@ -243,6 +248,7 @@ fn clients_gone_with_durable_writes_waiting_leave_the_node_serving() {
     c.command(&[b"SET", b"large", &vec![b'v'; 262_130]]);
     assert_eq!(c.reply(), "+OK\r\n");
     let alone = connected_clients(&mut c);
+    let accepted = info_field(&mut c, "stats", "total_connections_received");
     // One client closes at once, with thousands of durable SETs sent and not answered.
     let mut gone = Client::connect(addr);
     let batch: String = (0..5_000).map(|i| format!("SET g{i} {i}\r\n")).collect();
@@ -256,8 +262,12 @@ fn clients_gone_with_durable_writes_waiting_leave_the_node_serving() {
     let sender = std::thread::spawn(move || {
         let _ = writer.write_all(batch.as_bytes());
     });
-    // Both gone: the node holds no connection but `c` again.
+    // Both accepted (else the count below could be back at `alone` before either is counted),
+    // then both gone: the node holds no connection but `c` again.
     let deadline = Instant::now() + SETTLE_TIMEOUT;
+    while info_field(&mut c, "stats", "total_connections_received") < accepted + 2 {
+        assert!(Instant::now() < deadline, "the node did not accept both clients");
+    }
     while connected_clients(&mut c) != alone {
         assert!(Instant::now() < deadline, "the node still holds a gone or stalled client");
     }
