@@ -116,9 +116,19 @@ impl<F> SegmentInfo<F> {
         });
     }
 
+    /// Bytes of the record area in use (the file's bytes past its header block).
+    fn record_bytes(&self) -> u64 {
+        self.end.saturating_sub(SEGMENT_HEADER_BYTES)
+    }
+
+    /// Bytes of the record area that are not live.
+    fn garbage_bytes(&self) -> u64 {
+        self.record_bytes().saturating_sub(self.live_bytes)
+    }
+
     /// Share of the record area that is not live (0.0 for an empty segment).
     pub fn garbage_ratio(&self) -> f64 {
-        let used = self.end.saturating_sub(SEGMENT_HEADER_BYTES);
+        let used = self.record_bytes();
         if used == 0 {
             return 0.0;
         }
@@ -240,17 +250,14 @@ impl<F> SegmentTable<F> {
     /// live / (1 - threshold) plus the active segment.
     pub fn space_victims(&self, threshold: f64) -> Vec<u32> {
         let segments = self.map.values().filter(|s| !s.retired);
-        let (mut used, mut garbage) = segments.fold((0u64, 0u64), |(u, g), s| {
-            let record_bytes = s.end.saturating_sub(SEGMENT_HEADER_BYTES);
-            (u + record_bytes, g + record_bytes.saturating_sub(s.live_bytes))
-        });
+        let (mut used, mut garbage) =
+            segments.fold((0, 0), |(u, g), s| (u + s.record_bytes(), g + s.garbage_bytes()));
         let mut victims = Vec::new();
         for id in self.compaction_victims(threshold) {
             if used == 0 || (garbage as f64) < threshold * used as f64 {
                 break;
             }
-            let s = &self.map[&id];
-            let g = s.end.saturating_sub(SEGMENT_HEADER_BYTES).saturating_sub(s.live_bytes);
+            let g = self.map[&id].garbage_bytes();
             garbage -= g;
             used -= g;
             victims.push(id);
@@ -304,12 +311,7 @@ mod tests {
 
     #[test]
     fn victims_are_sealed_segments_over_the_threshold_most_garbage_first() {
-        let mut t: SegmentTable<()> = SegmentTable::default();
-        for (id, live, sealed) in [(1, 900, true), (2, 100, true), (3, 0, false)] {
-            let mut s = SegmentInfo::new(None, SEGMENT_HEADER_BYTES + 1000, sealed);
-            s.live_bytes = live;
-            t.insert(id, s);
-        }
+        let t = table(&[(1, 900, true), (2, 100, true), (3, 0, false)]);
         assert_eq!(t.compaction_victims(0.05), vec![2, 1]);
         assert_eq!(t.compaction_victims(0.3), vec![2]);
         assert!(t.compaction_victims(0.95).is_empty());
