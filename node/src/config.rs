@@ -289,6 +289,22 @@ pub struct NodeConfig {
     pub resp: Option<SocketAddr>,
     /// How durable a RESP write is before its reply.
     pub resp_durability: Durability,
+    /// Pin each shard's executor to one CPU of the process's mask (`cpus.rs`), or let the
+    /// kernel place the shards' threads within the mask; None: pin only when the shards leave
+    /// CPUs of the mask free ([`pin_shards_default`]).
+    pub pin_shards: Option<bool>,
+}
+
+/// Whether `shards` shards are pinned when `--pin-shards` is not given, on a process that may
+/// run on `cpus` CPUs: only when CPUs are left over. A node that leaves CPUs free leaves room for
+/// whatever else runs (a client, the load tool) beside its pinned shards; a node with a shard on
+/// every CPU shares each with anything else, and a pinned shard cannot move off the CPU another
+/// thread is using. Measured on 2 CPUs with the load tool beside the node (docs/BENCHMARKS.md,
+/// twenty-first session): one shard pinned served Sync puts at pipeline 32 1.07x faster and
+/// matched the kernel's placement elsewhere; two shards placed by the kernel served 1.06-1.53x
+/// the requests on four of six loads, the same on one, and 0.90x on Sync puts at pipeline 32.
+pub fn pin_shards_default(shards: usize, cpus: usize) -> bool {
+    shards < cpus
 }
 
 impl NodeConfig {
@@ -659,6 +675,11 @@ struct Settings {
     #[arg(long = "catalog-from-shard-0")]
     #[serde(default)]
     catalog_from_shard_0: bool,
+    /// Pin each shard to its own CPU of the process's mask (true), or let the kernel place the
+    /// shards' threads within it (false) [default: pin only when the shards leave CPUs free;
+    /// docs/OPERATIONS.md, "CPU placement"].
+    #[arg(long, value_name = "BOOL")]
+    pin_shards: Option<bool>,
 }
 
 impl Settings {
@@ -699,6 +720,7 @@ impl Settings {
             garbage_ratio_threshold: self.garbage_ratio_threshold.or(file.garbage_ratio_threshold),
             accept_log_damage: self.accept_log_damage || file.accept_log_damage,
             catalog_from_shard_0: self.catalog_from_shard_0 || file.catalog_from_shard_0,
+            pin_shards: self.pin_shards.or(file.pin_shards),
             resp: self.resp.or(file.resp),
             resp_durability: self.resp_durability.or(file.resp_durability),
         }
@@ -728,6 +750,7 @@ impl Settings {
                 None => RESP_DURABILITY_DEFAULT,
                 Some(mode) => parse_durability(mode)?,
             },
+            pin_shards: self.pin_shards,
         })
     }
 
@@ -866,8 +889,10 @@ mod tests {
             "--accept-log-damage",
             "--resp=127.0.0.1:6379",
             "--resp-durability=sync",
+            "--pin-shards=false",
         ])
         .expect("valid flags");
+        assert_eq!(config.pin_shards, Some(false));
         assert_eq!(config.resp, Some("127.0.0.1:6379".parse().expect("address")));
         assert_eq!(config.resp_durability, Durability::Sync);
         assert_eq!((config.shards, config.partitions), (2, 64));
@@ -890,7 +915,10 @@ mod tests {
         assert_eq!(store.flush_interval_ms, 3);
         assert_eq!(store.garbage_ratio_threshold, 0.5);
         assert!(store.accept_log_damage);
-        assert!(!parse(&[]).expect("no flags").store.accept_log_damage, "off by default");
+        let defaults = parse(&[]).expect("no flags");
+        assert!(!defaults.store.accept_log_damage, "off by default");
+        assert_eq!(defaults.pin_shards, None, "placement follows the shard count by default");
+        assert!(pin_shards_default(1, 2) && !pin_shards_default(2, 2) && !pin_shards_default(3, 2));
     }
 
     #[test]
@@ -898,9 +926,11 @@ mod tests {
         let text = "data_dir = \"/srv/rs\"\nlisten = \"0.0.0.0:7000\"\nshards = 2\n\
                     max_connections = 100\ncache_capacity_bytes = 1024\n\
                     metrics = \"127.0.0.1:0\"\naccept_log_damage = true\n\
-                    resp = \"127.0.0.1:0\"\nresp_durability = \"write-no-sync\"\n";
+                    resp = \"127.0.0.1:0\"\nresp_durability = \"write-no-sync\"\n\
+                    pin_shards = true\n";
         let config = from_file(text, &[]).expect("valid file");
         assert!(config.store.accept_log_damage);
+        assert_eq!(config.pin_shards, Some(true));
         assert_eq!(config.resp, Some("127.0.0.1:0".parse().expect("address")));
         assert_eq!(config.resp_durability, Durability::WriteNoSync);
         assert_eq!(config.data_dir, PathBuf::from("/srv/rs"));

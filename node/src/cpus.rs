@@ -1,4 +1,4 @@
-//! Which CPU each shard is pinned to: the CPUs this process may run on (its affinity mask, set by
+//! Which CPU each shard is pinned to with `--pin-shards`: the CPUs this process may run on (its affinity mask, set by
 //! `taskset`, `numactl`, a cgroup cpuset or systemd's `CPUAffinity=`), in order, one shard per
 //! CPU and round robin past the last. Pinning shard N to CPU N would put shards on CPUs the
 //! operator excluded.

@@ -1,5 +1,5 @@
-//! Starting and stopping the node: the data-directory lock, one pinned glommio executor per
-//! shard (thread `shard-N`), the listeners, the mesh, the ready line, and the signals.
+//! Starting and stopping the node: the data-directory lock, one glommio executor per shard
+//! (thread `shard-N`, pinned to a CPU or placed by the kernel: `--pin-shards`), the listeners, the mesh, the ready line, and the signals.
 //!
 //! Start-up order:
 //! 1. Lock `DATA_DIR/LOCK` (a second daemon on the directory fails here).
@@ -185,7 +185,7 @@ struct Starting {
     failure: Option<NodeError>,
 }
 
-/// Starts one pinned executor per shard, one at a time: each binds its ports before the next
+/// Starts one executor per shard (pinned or not: `--pin-shards`), one at a time: each binds its ports before the next
 /// starts, because shard 0's bind fixes the shared port the others bind too. Stops at the first
 /// failure (in `failure`).
 fn start_shards(
@@ -222,9 +222,18 @@ fn start_shards(
             shutdown: shutdown.clone(),
             node_connections: node_connections.clone(),
         };
-        let cpu = crate::cpus::for_shard(cpus, id);
-        tracing::debug!(shard = id, cpu, "pinning");
-        let builder = LocalExecutorBuilder::new(Placement::Fixed(cpu))
+        let pin = config
+            .pin_shards
+            .unwrap_or_else(|| crate::config::pin_shards_default(config.shards, cpus.len()));
+        let placement = if pin {
+            let cpu = crate::cpus::for_shard(cpus, id);
+            tracing::debug!(shard = id, cpu, "pinning");
+            Placement::Fixed(cpu)
+        } else {
+            // The thread keeps the process's mask, within which the kernel places it.
+            Placement::Unbound
+        };
+        let builder = LocalExecutorBuilder::new(placement)
             .name(&format!("shard-{id}"))
             .io_memory(config.io_memory_bytes);
         match builder.spawn(move || run_shard(start)) {
