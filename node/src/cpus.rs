@@ -1,7 +1,7 @@
-//! Which CPU each shard is pinned to with `--pin-shards`: the CPUs this process may run on (its affinity mask, set by
-//! `taskset`, `numactl`, a cgroup cpuset or systemd's `CPUAffinity=`), in order, one shard per
-//! CPU and round robin past the last. Pinning shard N to CPU N would put shards on CPUs the
-//! operator excluded.
+//! Which CPU each shard is pinned to (when it is: `--pin-shards`): the CPUs this process may run
+//! on (its affinity mask, set by `taskset`, `numactl`, a cgroup cpuset or systemd's
+//! `CPUAffinity=`), in order, one shard per CPU and round robin past the last. Pinning shard N
+//! to CPU N would put shards on CPUs the operator excluded.
 
 /// The CPUs in the calling thread's affinity mask, ascending. Read on the main thread before any
 /// shard pins itself, it is the process's mask. Falls back to `0..available_parallelism` if the

@@ -1,5 +1,6 @@
 //! Starting and stopping the node: the data-directory lock, one glommio executor per shard
-//! (thread `shard-N`, pinned to a CPU or placed by the kernel: `--pin-shards`), the listeners, the mesh, the ready line, and the signals.
+//! (thread `shard-N`, pinned to a CPU or placed by the kernel: `--pin-shards`), the listeners,
+//! the mesh, the ready line, and the signals.
 //!
 //! Start-up order:
 //! 1. Lock `DATA_DIR/LOCK` (a second daemon on the directory fails here).
@@ -185,8 +186,9 @@ struct Starting {
     failure: Option<NodeError>,
 }
 
-/// Starts one executor per shard (pinned or not: `--pin-shards`), one at a time: each binds its ports before the next
-/// starts, because shard 0's bind fixes the shared port the others bind too. Stops at the first
+/// Starts one executor per shard (pinned or not: `--pin-shards`), one at a time: each binds its
+/// ports before the next starts, because shard 0's bind fixes the shared port the others bind
+/// too. Stops at the first
 /// failure (in `failure`).
 fn start_shards(
     config: &NodeConfig,
