@@ -198,6 +198,8 @@ fn start_shards(
     report_rx: &mpsc::Receiver<Report>,
 ) -> Starting {
     let shards = config.shards;
+    let pin =
+        config.pin_shards.unwrap_or_else(|| crate::config::pin_shards_default(shards, cpus.len()));
     let mut mesh = crate::mesh::channels(shards, config.limits.forward_queue);
     let node_connections = Arc::new(ConnectionCap::new(config.limits.connections_max));
     let mut s = Starting {
@@ -224,9 +226,6 @@ fn start_shards(
             shutdown: shutdown.clone(),
             node_connections: node_connections.clone(),
         };
-        let pin = config
-            .pin_shards
-            .unwrap_or_else(|| crate::config::pin_shards_default(config.shards, cpus.len()));
         let placement = if pin {
             let cpu = crate::cpus::for_shard(cpus, id);
             tracing::debug!(shard = id, cpu, "pinning");
