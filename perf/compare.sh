@@ -3,6 +3,7 @@
 #
 #   perf/compare.sh [--bin-dir DIR] [--baseline-bin-dir DIR] [--shards N|default] [--rounds R]
 #                   [--seconds S] [--warmup S] [--loads LIST] [--out DIR] [--baseline-own-load]
+#                   [--bind-clients]
 #
 # Six loads, each with 50 clients on one client thread, 16-byte keys, 100-byte values, 100,000
 # keys picked uniformly (all of them written before the measured phase):
@@ -73,6 +74,10 @@
 #                           `same-client-durable` = the two durable ones;
 #                           `same-client-cluster` = the four cluster ones)
 #   --out DIR               where to write (default perf/results/compare-<UTC date-time>)
+#   --bind-clients          the six ringstore-load loads with --bind-clients: each client
+#                           bound to one shard, its whole pipeline on one connection, as
+#                           redis-benchmark's clients each use one connection (docs/LOADGEN.md);
+#                           no effect with one shard
 #
 # Writes into the output directory: header.txt (revisions, kernel, CPU, date, command line),
 # table.txt (the final tables, also printed), results.tsv (one line per run), raw/ (every tool's
@@ -86,6 +91,7 @@ cmdline=$(printf '%q ' "$0" "$@")
 BIN_DIR=${RINGSTORE_BIN_DIR:-}
 BASE_DIR=${RINGSTORE_BASELINE_BIN_DIR:-}
 BASE_OWN_LOAD=0
+BIND=()
 SHARDS=1
 ROUNDS=3
 SECS=10
@@ -103,6 +109,7 @@ while (($#)); do
         --bin-dir) BIN_DIR=${2:?}; shift 2 ;;
         --baseline-bin-dir) BASE_DIR=${2:?}; shift 2 ;;
         --baseline-own-load) BASE_OWN_LOAD=1; shift ;;
+        --bind-clients) BIND=(--bind-clients); shift ;;
         --shards) SHARDS=${2:?}; shift 2 ;;
         --rounds) ROUNDS=${2:?}; shift 2 ;;
         --seconds) SECS=${2:?}; shift 2 ;;
@@ -242,7 +249,7 @@ bin_info() { # revision of the checkout, and each binary's size, time and sha256
     echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) CPUs"
     echo "memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
     echo "loadavg at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "settings: shards=$SHARDS rounds=$ROUNDS seconds=$SECS warmup=$WARMUP loads=$LOADS"
+    echo "settings: shards=$SHARDS rounds=$ROUNDS seconds=$SECS warmup=$WARMUP loads=$LOADS${BIND[0]:+ bind-clients}"
     echo "shape: 50 clients, 1 client thread, 16-byte keys, 100-byte values, 100000 keys uniform"
     echo "data dirs under: ${TMPDIR:-/tmp} ($(df -T "${TMPDIR:-/tmp}" | awk 'NR == 2 {print $2 " on " $1}'))"
 } >"$OUT/header.txt"
@@ -489,7 +496,7 @@ run_ringstore() {
     start_node "$nbin" "$raw-server.log"
     local cmd=("$lbin/ringstore-load" --addr "$NODE_ADDR" --server-pid "$SERVER_PID"
                --connections 50 --threads 1 --distribution uniform --keys 100000
-               --key-size 16 --value-size 100 --pipeline "$pipeline" "${extra[@]}"
+               --key-size 16 --value-size 100 --pipeline "$pipeline" "${extra[@]}" "${BIND[@]}"
                --duration "${SECS}s" --warmup "${WARMUP}s" --json "$raw-load.json")
     load_run "$round" "$load" "$server" "$raw" "${cmd[@]}"
     stop_server

@@ -195,6 +195,22 @@ impl KeySpace {
         }
     }
 
+    /// The shard that owns key number `n`; `key` is scratch space, written only for a key
+    /// whose partition was not computed up front.
+    pub fn owner_of_key(&self, n: u64, key: &mut String) -> usize {
+        if self.owners.len() == 1 {
+            return 0;
+        }
+        let partition = match self.known.get(n as usize) {
+            Some(&p) => p,
+            None => {
+                write_key(key, n, self.key_size.of(n));
+                self.compute(key).unwrap_or(0)
+            }
+        };
+        self.shard_of(partition)
+    }
+
     pub fn shard_of(&self, partition: u32) -> usize {
         usize::from(self.owners[partition as usize])
     }
@@ -229,6 +245,32 @@ mod tests {
         let mut reused = String::from("junk");
         write_key(&mut reused, 42, 8);
         assert_eq!(reused, "k0000042");
+    }
+
+    /// A key's owner is the same whether its partition was computed up front or not.
+    #[test]
+    fn the_owner_of_a_key_is_its_partitions_shard() {
+        let schema = KeySpace::resp(SizeSpec::fixed(16)).expect("resp key space").schema;
+        let owners: Vec<u16> = (0..16).map(|p| p % 2).collect();
+        let topology = Topology {
+            shard: 0,
+            shared_port: 0,
+            shard_ports: vec![0, 0],
+            partition_owners: owners,
+        };
+        let (known, fresh) = (
+            KeySpace::new(schema.clone(), &topology, SizeSpec::fixed(16), 500).expect("known"),
+            KeySpace::new(schema, &topology, SizeSpec::fixed(16), 0).expect("fresh"),
+        );
+        let mut seen = [0; 2];
+        let mut scratch = String::new();
+        for n in 0..500 {
+            let owner = known.shard_of(known.partition(n, &key(n, 16)));
+            assert_eq!(known.owner_of_key(n, &mut scratch), owner, "key {n}");
+            assert_eq!(fresh.owner_of_key(n, &mut scratch), owner, "key {n}, not precomputed");
+            seen[owner] += 1;
+        }
+        assert!(seen.iter().all(|&n| n > 100), "both shards own keys: {seen:?}");
     }
 
     #[test]

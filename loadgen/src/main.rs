@@ -106,6 +106,11 @@ struct Args {
     /// Send everything through the shared port instead of each shard's own port.
     #[arg(long)]
     no_shard_aware: bool,
+    /// Bind each client to one shard: its reads and updates draw only keys that shard owns, so
+    /// its pipeline goes down one connection (as redis-benchmark --cluster binds clients to
+    /// nodes). Keeps a uniform distribution; flattens a skew across shards.
+    #[arg(long)]
+    bind_clients: bool,
     /// Skip the load phase (the keys are already there).
     #[arg(long)]
     no_load: bool,
@@ -170,6 +175,11 @@ fn run(args: &Args) -> Result<bool, String> {
     let plan = plan(args)?;
     if args.verify && (args.scenario.is_some() || args.sweep.is_some()) {
         return Err("--verify checks a plain run; leave out --scenario and --sweep".into());
+    }
+    if args.bind_clients && args.scenario.is_some() {
+        return Err("--bind-clients draws from the benchmark table's keys; a scenario's rows \
+                    are keyed by user and time: leave out one of the two"
+            .into());
     }
     if let Some(path) = &args.check_log {
         let target = target(args)?;
@@ -374,6 +384,7 @@ fn plan(args: &Args) -> Result<Plan, String> {
             ops: args.ops,
             seed: args.seed,
             shard_aware: !args.no_shard_aware,
+            bind_clients: args.bind_clients,
             items: args.keys,
             insert_limit: None,
             server_pid: None,
@@ -413,6 +424,7 @@ fn check_resp(args: &Args, p: &Plan) -> Result<(), String> {
         (args.verify, "--verify"),
         (args.check_log.is_some(), "--check-log"),
         (args.scenario.is_some(), "--scenario"),
+        (args.bind_clients, "--bind-clients"),
         (args.sweep.is_some(), "--sweep"),
         (!p.indexes.is_empty(), "--index-on"),
         (p.workload.mix.weight(OpKind::Scan) > 0, "a mix with scans (YCSB E)"),

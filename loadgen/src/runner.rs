@@ -293,6 +293,8 @@ fn load(
         items: 0,
         insert_limit: Some(items),
         server_pid: None,
+        // Inserts go to their key's owner whatever the binding; said here for the reader.
+        bind_clients: false,
         ..plan.spec.clone()
     };
     let mut bar = Progress::load(plan.progress, items);

@@ -15,7 +15,9 @@
 //! - verify mode reads back every acknowledged Sync write and finds each one;
 //! - bad flags exit with status 2 and a message saying what is wrong;
 //! - the key stream is a function of `--seed`: the same seed sends the same requests to the
-//!   same partitions, another seed does not.
+//!   same partitions, another seed does not;
+//! - `--bind-clients` sends each client's requests to one shard only (client i to shard i
+//!   modulo the shard count), where an unbound client spreads over every shard.
 //!
 //! The runs take turns ([`loadgen_common::one_at_a_time`]); each waits at most
 //! [`loadgen_common::LOAD_TIMEOUT`]. Nothing here asserts on speed.
@@ -285,6 +287,47 @@ fn the_same_seed_sends_the_same_requests_to_the_same_partitions() {
     let other = run("8", "seed8.json");
     assert_eq!(first, again, "seed 7 twice");
     assert_ne!(first, other, "seeds 7 and 8 drew the same partitions");
+    let status = node.terminate();
+    assert_eq!(status.code(), Some(0), "{status}");
+}
+
+/// One client, then `TEST_SHARDS` clients, with and without `--bind-clients`: a bound client's
+/// requests all go to its shard (client i to shard i mod shards), an unbound one's to every
+/// shard, and a bound run is refused without shard-aware clients.
+#[test]
+fn bound_clients_send_only_to_their_shard() {
+    const OPS: u64 = 2000;
+    let _turn = one_at_a_time();
+    let (data_tmp, data) = data_dir();
+    let node = Node::start(&data, &[]);
+    let addr = node.addr().to_string();
+    let shard_ops = |clients: usize, bind: bool, name: &str| {
+        let json = data_tmp.path().join(name);
+        let (ops, clients) = (OPS.to_string(), clients.to_string());
+        let mut args = vec!["--addr", &addr, "--ops", &ops, "--warmup", "0s"];
+        args.extend(["--connections", &clients, "--threads", "1", "--pipeline", "4"]);
+        args.extend(["--workload", "a", "--keys", "2000", "--durability", "no-sync"]);
+        args.extend(["--quiet", "--json", arg(&json)]);
+        if bind {
+            args.push("--bind-clients");
+        }
+        run_load(&args).ok();
+        let doc = read_json(&json);
+        let r = &runs(&doc)[0];
+        assert_eq!(u64_at(r, "/ops_total"), OPS, "{name}");
+        u64s_at(r, "/shard_ops")
+    };
+    let mut only_shard_0 = vec![0; TEST_SHARDS];
+    only_shard_0[0] = OPS;
+    assert_eq!(shard_ops(1, true, "one-bound.json"), only_shard_0);
+    let spread = shard_ops(1, false, "one-unbound.json");
+    assert!(spread.iter().all(|&n| n > 0), "an unbound client reaches every shard: {spread:?}");
+    let each = shard_ops(TEST_SHARDS, true, "each-bound.json");
+    assert!(each.iter().all(|&n| n > 0), "one bound client per shard: {each:?}");
+
+    let refused = run_load(&["--addr", &addr, "--bind-clients", "--no-shard-aware"]);
+    assert_eq!(refused.status, Some(2), "{refused:#?}");
+    assert!(refused.stderr.contains("--bind-clients needs shard-aware clients"), "{refused:#?}");
     let status = node.terminate();
     assert_eq!(status.code(), Some(0), "{status}");
 }

@@ -84,6 +84,11 @@ pub struct RunSpec {
     pub ops: Option<u64>,
     pub seed: u64,
     pub shard_aware: bool,
+    /// Each client bound to one shard (client id modulo the shard count): its reads and
+    /// updates draw only keys that shard owns, so its whole pipeline goes down one connection
+    /// (redis-benchmark `--cluster` binds its clients to nodes the same way). Inserts still go
+    /// to their key's owner.
+    pub bind_clients: bool,
     /// Keys that exist when the run starts (key numbers 0..items).
     pub items: u64,
     /// Stop inserting at this key number (the load phase); None: inserts go on.
@@ -172,6 +177,11 @@ pub fn check_spec(spec: &RunSpec) -> Result<(), String> {
     }
     if spec.duration.is_some_and(|d| d.is_zero()) || spec.ops == Some(0) {
         return Err("--duration and --ops must be above 0".into());
+    }
+    if spec.bind_clients && !spec.shard_aware {
+        return Err("--bind-clients needs shard-aware clients (each shard's own port); \
+                    leave out --no-shard-aware"
+            .into());
     }
     if spec.items > KEYS_MAX {
         return Err(format!("--keys {} is above the limit of {KEYS_MAX}", spec.items));

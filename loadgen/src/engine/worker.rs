@@ -22,7 +22,7 @@ use super::session::{ReplyFrame, Session};
 use super::timer::{poll_timeout, Timer, TIMER_TOKEN};
 use super::{Protocol, Shared};
 use crate::distribution::KeyChooser;
-use crate::keyspace::{write_key, KEY_FIELD, VALUE_FIELD};
+use crate::keyspace::{write_key, KeySpace, KEY_FIELD, VALUE_FIELD};
 use crate::results::{OpKind, OpResult, INTERVAL_MS};
 use crate::scenario::Scenario;
 use crate::verify::{fill_value, parse_write_ack, WriteLog};
@@ -44,6 +44,8 @@ pub(crate) struct Client {
     pub schedule: Schedule,
     pub in_flight: usize,
     pub write_seq: u64,
+    /// The shard whose keys it draws (`--bind-clients`), else None.
+    pub shard: Option<usize>,
 }
 
 impl Client {
@@ -61,6 +63,7 @@ impl Client {
             schedule: Schedule::new(shared.pace(), Instant::now()),
             in_flight: 0,
             write_seq: 0,
+            shard: spec.bind_clients.then(|| id as usize % shared.keyspace.shards()),
         }
     }
 }
@@ -85,6 +88,34 @@ struct Answered {
     ack: Option<(u64, u64)>,
     /// A Get answered "no such row".
     not_found: bool,
+}
+
+/// Most keys a bound client draws in a row that its shard does not own before the run fails:
+/// past it the distribution leaves the shard (almost) no keys. With two shards and uniform keys
+/// a draw misses half the time, so 2^-16 of this is already out of reach by chance.
+pub const BIND_DRAWS_MAX: u32 = 1 << 16;
+
+/// The next key of `client`'s stream that `shard` owns (`--bind-clients`): draws from the
+/// run's distribution until one lands there, so the keys it sends follow the distribution
+/// restricted to that shard. `key` is scratch space.
+fn draw_owned(
+    client: &mut Client,
+    ks: &KeySpace,
+    shard: usize,
+    items: u64,
+    key: &mut String,
+) -> Result<u64, String> {
+    for _ in 0..BIND_DRAWS_MAX {
+        let n = client.chooser.next(&mut client.rng, items);
+        if ks.owner_of_key(n, key) == shard {
+            return Ok(n);
+        }
+    }
+    Err(format!(
+        "--bind-clients: client {} drew {BIND_DRAWS_MAX} keys in a row of which shard {shard} \
+         owns none (the key distribution leaves it too few of the {items} keys)",
+        client.id
+    ))
 }
 
 /// Most bytes of an error message kept per status code (the first one seen).
@@ -330,7 +361,7 @@ impl Worker {
                     return Ok(());
                 }
                 let kind = self.shared.workload.mix.pick(&mut self.clients[c].rng);
-                if !self.issue(c, kind, intended, now, measured) {
+                if !self.issue(c, kind, intended, now, measured)? {
                     self.stopping = true;
                     return Ok(());
                 }
@@ -348,19 +379,31 @@ impl Worker {
     }
 
     /// Sends one operation; false when the key space is exhausted (the load phase is done).
-    fn issue(&mut self, c: usize, kind: OpKind, intended: Instant, now: Instant, m: bool) -> bool {
+    fn issue(
+        &mut self,
+        c: usize,
+        kind: OpKind,
+        intended: Instant,
+        now: Instant,
+        m: bool,
+    ) -> Result<bool, String> {
         let shared = &*self.shared;
         let key_no = if kind == OpKind::Insert {
             let n = shared.inserts.fetch_add(1, Ordering::Relaxed);
             if shared.insert_limit.is_some_and(|l| n >= l) {
-                return false;
+                return Ok(false);
             }
             n
         } else {
             // Only keys whose insert was answered (YCSB's acknowledged counter).
             let items = shared.acked.limit().max(1);
             let client = &mut self.clients[c];
-            client.chooser.next(&mut client.rng, items)
+            match client.shard {
+                None => client.chooser.next(&mut client.rng, items),
+                Some(shard) => {
+                    draw_owned(client, &shared.keyspace, shard, items, &mut self.scratch.key)?
+                }
+            }
         };
         let write_id = self.clients[c].id << 32 | (self.clients[c].write_seq & 0xFFFF_FFFF);
         self.clients[c].write_seq += 1;
@@ -380,7 +423,7 @@ impl Worker {
         self.pending[session].insert(id, p);
         self.clients[c].in_flight += 1;
         self.in_flight += 1;
-        true
+        Ok(true)
     }
 
     /// Encodes `op` on key `key_no` into the session that owns the key; returns the session
