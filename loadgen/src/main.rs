@@ -492,6 +492,9 @@ fn header(args: &Args, p: &Plan) -> String {
         p.spec.shard_aware && p.workload.protocol == Protocol::Binary,
         p.spec.seed,
     );
+    if p.spec.bind_clients {
+        line += " bind_clients=true";
+    }
     if !p.indexes.is_empty() {
         line += &format!(" index_on={}", index_list(&p.indexes));
     }

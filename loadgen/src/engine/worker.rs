@@ -92,7 +92,7 @@ struct Answered {
 
 /// Most keys a bound client draws in a row that its shard does not own before the run fails:
 /// past it the distribution leaves the shard (almost) no keys. With two shards and uniform keys
-/// a draw misses half the time, so 2^-16 of this is already out of reach by chance.
+/// a draw misses half the time, so a run of this many misses (odds 2^-65536) is no accident.
 pub const BIND_DRAWS_MAX: u32 = 1 << 16;
 
 /// The next key of `client`'s stream that `shard` owns (`--bind-clients`): draws from the
