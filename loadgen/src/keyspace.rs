@@ -198,17 +198,10 @@ impl KeySpace {
     /// The shard that owns key number `n`; `key` is scratch space, written only for a key
     /// whose partition was not computed up front.
     pub fn owner_of_key(&self, n: u64, key: &mut String) -> usize {
-        if self.owners.len() == 1 {
-            return 0;
+        if self.known.get(n as usize).is_none() {
+            write_key(key, n, self.key_size.of(n));
         }
-        let partition = match self.known.get(n as usize) {
-            Some(&p) => p,
-            None => {
-                write_key(key, n, self.key_size.of(n));
-                self.compute(key).unwrap_or(0)
-            }
-        };
-        self.shard_of(partition)
+        self.shard_of(self.partition(n, key))
     }
 
     pub fn shard_of(&self, partition: u32) -> usize {

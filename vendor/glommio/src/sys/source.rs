@@ -230,12 +230,6 @@ impl Source {
         })
     }
 
-    /// ringstore patch (RINGSTORE-PATCH.md, "No preempt-timer churn"): whether the source's
-    /// completion has been consumed, without the latency bookkeeping of [`Source::result`].
-    pub(crate) fn has_result(&self) -> bool {
-        self.inner.borrow().wakers.result.is_some()
-    }
-
     pub(crate) fn result(&self) -> Option<io::Result<usize>> {
         let mut inner = self.inner.borrow_mut();
         let ret = inner

@@ -930,25 +930,6 @@ struct SleepableRing {
 }
 
 impl SleepableRing {
-    /// ringstore patch ("No preempt-timer churn"): `io_uring_enter(GETEVENTS)` with nothing to
-    /// submit and nothing to wait for, which runs the thread's pending task work (posting the
-    /// completions it holds) and returns. Best effort: an error only means none were posted.
-    fn run_task_work(&self) {
-        const IORING_ENTER_GETEVENTS: libc::c_uint = 1;
-        // SAFETY: the ring's own fd; no SQEs are submitted and no arguments are passed.
-        unsafe {
-            libc::syscall(
-                libc::SYS_io_uring_enter,
-                self.ring.raw_fd(),
-                0 as libc::c_uint,
-                0 as libc::c_uint,
-                IORING_ENTER_GETEVENTS,
-                std::ptr::null::<libc::c_void>(),
-                0 as libc::size_t,
-            );
-        }
-    }
-
     fn new(
         size: usize,
         name: &'static str,
@@ -1275,9 +1256,6 @@ pub(crate) struct Reactor {
     poll_ring: RefCell<PollRing>,
 
     latency_preemption_timeout_src: Cell<Option<Source>>,
-    // ringstore patch (RINGSTORE-PATCH.md, "No preempt-timer churn"): when the pending
-    // latency timer fires, so a later timer need not replace it.
-    latency_timer_deadline: Cell<Option<Instant>>,
     throughput_preemption_timeout_src: Cell<Option<Source>>,
 
     link_fd: RawFd,
@@ -1409,7 +1387,6 @@ impl Reactor {
             latency_ring: RefCell::new(latency_ring),
             poll_ring: RefCell::new(poll_ring),
             latency_preemption_timeout_src: Cell::new(None),
-            latency_timer_deadline: Cell::new(None),
             throughput_preemption_timeout_src: Cell::new(None),
             blocking_thread,
             link_fd,
@@ -1871,29 +1848,13 @@ impl Reactor {
         // consume all events from the rings
         consume_rings!(into &mut woke; lat_ring, poll_ring, main_ring);
 
-        // ringstore patch (RINGSTORE-PATCH.md, "No preempt-timer churn"): upstream cancels the
-        // latency timer (an ASYNC_CANCEL) and arms a new one on every call, once per loop turn
-        // and again per sleep. A pending latency timer is kept instead when it fires no later
-        // than the one this call would arm (the preempt timer from now, or the user timer
-        // before a sleep); a sleep with no user timer keeps it too. A kept timer can only fire
-        // early: a task queue yields sooner, or a sleep ends sooner and the loop goes round, so
-        // an idle executor wakes once per preempt period (100 ms). The throughput timer below
-        // is still replaced on every call: keeping it too cost more than it saved (measured).
-        let now = Instant::now();
-        let preempt = preempt_timer();
-        if let Some(timer) = self.latency_preemption_timeout_src.take() {
-            if !timer.has_result() {
-                // Still in the kernel: keep it if it is soon enough, else cancel it.
-                let limit = preempt.or(user_timer).map(|d| now + d);
-                let deadline = self.latency_timer_deadline.get();
-                if limit.is_none() || deadline.zip(limit).is_some_and(|(d, l)| d <= l) {
-                    self.latency_preemption_timeout_src.set(Some(timer));
-                }
-            }
-        }
-        if self.latency_preemption_timeout_src_is_none() {
-            self.latency_timer_deadline.set(None);
-        }
+        // Cancel the old timer regardless of whether we can sleep:
+        // if we won't sleep, we will register the new timer with its new
+        // value.
+        //
+        // But if we will sleep, there might be a timer registered that needs
+        // to be removed otherwise we'll wake up when it expires.
+        drop(self.latency_preemption_timeout_src.take());
 
         // Schedule the throughput-based timeout immediately: it won't matter if we end
         // up sleeping.
@@ -1909,19 +1870,12 @@ impl Reactor {
         flush_cancellations!(into &mut woke; lat_ring, poll_ring, main_ring);
         // ... which happens right here. If you ever reorder this code just
         // be careful about this dependency.
-        let submitted = flush_rings!(lat_ring, poll_ring, main_ring)?;
-        // ringstore patch ("No preempt-timer churn"): the timer traffic used to enter the kernel
-        // here on every call, and with COOP_TASKRUN that entry is what ran the completions'
-        // pending task work. Enter once if nothing else did, so a completion already due is
-        // seen in this loop turn (and not through the sleep path).
-        if submitted == 0 {
-            main_ring.run_task_work();
-        }
+        flush_rings!(lat_ring, poll_ring, main_ring)?;
         // pick up the results of any cancellations
         consume_rings!(into &mut woke; lat_ring, poll_ring, main_ring);
 
         // If we generated any event so far, we can't sleep. Need to handle them.
-        let should_sleep = preempt.is_none()
+        let should_sleep = preempt_timer().is_none()
             && (woke == 0)
             && poll_ring.can_sleep()
             && main_ring.can_sleep()
@@ -1931,12 +1885,9 @@ impl Reactor {
             // We are about to go to sleep. It's ok to sleep, but if there
             // is a timer set, we need to make sure we wake up to handle it.
             if let Some(dur) = user_timer {
-                if self.latency_preemption_timeout_src_is_none() {
-                    self.latency_preemption_timeout_src
-                        .set(Some(lat_ring.prepare_latency_preemption_timer(dur)));
-                    self.latency_timer_deadline.set(Some(now + dur));
-                    assert!(flush_rings!(lat_ring)? > 0);
-                }
+                self.latency_preemption_timeout_src
+                    .set(Some(lat_ring.prepare_latency_preemption_timer(dur)));
+                assert!(flush_rings!(lat_ring)? > 0);
             }
             // From this moment on the remote executors are aware that we are sleeping
             // We have to sweep the remote channels function once more because since
@@ -1963,13 +1914,10 @@ impl Reactor {
             }
         }
 
-        if let Some(preempt) = preempt {
-            if self.latency_preemption_timeout_src_is_none() {
-                self.latency_preemption_timeout_src
-                    .set(Some(lat_ring.prepare_latency_preemption_timer(preempt)));
-                self.latency_timer_deadline.set(Some(now + preempt));
-                flush_rings!(lat_ring, main_ring)?;
-            }
+        if let Some(preempt) = preempt_timer() {
+            self.latency_preemption_timeout_src
+                .set(Some(lat_ring.prepare_latency_preemption_timer(preempt)));
+            flush_rings!(lat_ring, main_ring)?;
         }
 
         // A Note about `need_preempt`:
@@ -1980,14 +1928,6 @@ impl Reactor {
         // need_preempt() should be false at this point. As soon as the next event
         // in the preempt ring completes, though, then it will be true.
         Ok(should_sleep)
-    }
-
-    // ringstore patch: whether no latency timer is pending (the Cell holds a non-Copy Source).
-    fn latency_preemption_timeout_src_is_none(&self) -> bool {
-        let timer = self.latency_preemption_timeout_src.take();
-        let none = timer.is_none();
-        self.latency_preemption_timeout_src.set(timer);
-        none
     }
 
     pub(crate) fn flush_syscall_thread(&self) -> usize {
