@@ -149,6 +149,16 @@ const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
         Counter,
         "NoSync writes that waited for the log's write because 16 MiB were pending.",
     ),
+    (
+        "deferred_index_puts",
+        Counter,
+        "Blind puts whose index update was deferred and applied with others in a group.",
+    ),
+    (
+        "deferred_index_groups",
+        Counter,
+        "Groups of deferred index updates applied (puts / groups is the mean group size).",
+    ),
     ("segment_preallocations", Counter, "Segment files zero-filled ahead of need."),
     (
         "segment_preallocations_failed",

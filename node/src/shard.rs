@@ -153,6 +153,8 @@ impl Shard {
         push("maintenance_step_us_p99", s.maintenance_step_us.p99);
         push("maintenance_step_us_max", s.maintenance_step_us.max);
         push("write_buffer_waits", s.counters.write_buffer_waits);
+        push("deferred_index_puts", s.counters.deferred_puts);
+        push("deferred_index_groups", s.counters.deferred_groups);
         push("segment_preallocations", s.counters.preallocations);
         push("segment_preallocations_failed", s.counters.preallocations_failed);
         push("writes_refused", u64::from(self.tables.is_poisoned()));

@@ -157,6 +157,13 @@ pub struct Located {
     found: Option<(usize, usize)>,
 }
 
+impl Located {
+    /// Whether the key is cached.
+    pub fn is_cached(&self) -> bool {
+        self.found.is_some()
+    }
+}
+
 /// What a cache hit returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CachedRecord {

@@ -51,6 +51,10 @@ pub const LOCATION_LENGTH_BITS: u32 = 18;
 pub const FLUSH_INTERVAL_MS_DEFAULT: u64 = 10;
 /// Unflushed bytes a shard buffers before writers wait for the flush (backpressure).
 pub const WRITE_BUFFER_BYTES_MAX: usize = 16 * 1024 * 1024;
+/// Most blind puts whose index updates wait to be applied as one group with their searches
+/// overlapped (`deferred_puts.rs`, `Index::find_overlapped`): 16 searches in flight is about
+/// what one core's fill buffers hold (as `PREFETCH_BATCH_KEYS_MAX`).
+pub const DEFERRED_PUTS_MAX: usize = 16;
 
 /// Default capacity of the record cache.
 pub const CACHE_CAPACITY_BYTES_DEFAULT: u64 = 64 * 1024 * 1024;

@@ -23,6 +23,7 @@ mod compaction_filter;
 mod conditional;
 mod config;
 pub mod constants;
+mod deferred_puts;
 pub mod disk;
 mod error;
 pub mod huge_pages;

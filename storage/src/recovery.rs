@@ -407,6 +407,7 @@ fn build_state<D: Disk>(
     segments.insert(active, SegmentInfo::new(None, SEGMENT_HEADER_BYTES, false));
     Ok(State {
         index: replay.index,
+        deferred: crate::deferred_puts::DeferredPuts::new(),
         cache: RecordCache::new(config.cache_capacity_bytes),
         log: LogWriter::new(config.segment_size_bytes, active, 0),
         segments,

@@ -4,7 +4,7 @@
 //! an `.await`. Write operations mutate the index and append to the log in one synchronous step,
 //! which is what makes a batch, or a check-then-write, atomic with respect to every other task.
 
-use std::cell::RefCell;
+use std::cell::{Ref, RefCell, RefMut};
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Instant;
@@ -16,6 +16,7 @@ use crate::clock::Clock;
 use crate::compaction_filter::CompactionFilter;
 use crate::config::StoreConfig;
 use crate::constants::*;
+use crate::deferred_puts::DeferredPuts;
 use crate::disk::Disk;
 use crate::index::{Index, IndexEntry, Location};
 use crate::log::prepared::Prepared;
@@ -31,7 +32,8 @@ pub(crate) struct Shared<D: Disk> {
     pub dir: PathBuf,
     pub config: StoreConfig,
     pub clock: Rc<dyn Clock>,
-    pub state: RefCell<State<D>>,
+    /// Borrowed through [`StateCell`], which applies deferred index updates first.
+    pub state: StateCell<D>,
     /// Written/synced progress or poisoning: wakes writers waiting for durability.
     pub progress: Event,
     /// Wakes the flusher.
@@ -48,6 +50,8 @@ pub(crate) struct Shared<D: Disk> {
 
 pub(crate) struct State<D: Disk> {
     pub index: Index,
+    /// Index updates of blind puts waiting to be applied as a group (`deferred_puts.rs`).
+    pub deferred: DeferredPuts,
     pub cache: RecordCache,
     pub log: LogWriter,
     pub segments: SegmentTable<D::File>,
@@ -131,6 +135,40 @@ impl<'a> Op<'a> {
     }
 }
 
+/// The store's state, borrowed through this so that no one but the put path sees it with
+/// index updates still deferred.
+pub(crate) struct StateCell<D: Disk>(RefCell<State<D>>);
+
+impl<D: Disk> StateCell<D> {
+    pub fn new(state: State<D>) -> StateCell<D> {
+        StateCell(RefCell::new(state))
+    }
+
+    /// The state with every deferred update applied.
+    pub fn borrow(&self) -> Ref<'_, State<D>> {
+        // A shared borrow already held means nothing is deferred: the put path defers only
+        // under its own exclusive borrow, and every other borrow applies them.
+        if let Ok(mut st) = self.0.try_borrow_mut() {
+            st.apply_deferred();
+        }
+        self.0.borrow()
+    }
+
+    /// The state with every deferred update applied, to change.
+    pub fn borrow_mut(&self) -> RefMut<'_, State<D>> {
+        let mut st = self.0.borrow_mut();
+        st.apply_deferred();
+        st
+    }
+
+    /// The state as it is, deferred updates and all: only for the put path
+    /// ([`State::append_ops`] defers and applies updates itself) and for bookkeeping that reads
+    /// no index entry and no live-byte count.
+    pub fn borrow_mut_deferring(&self) -> RefMut<'_, State<D>> {
+        self.0.borrow_mut()
+    }
+}
+
 impl<D: Disk> Shared<D> {
     /// Makes creations, renames and removals in the store directory durable.
     pub async fn sync_dir(&self) -> Result<()> {
@@ -143,6 +181,12 @@ impl<D: Disk> Shared<D> {
 }
 
 impl<D: Disk> State<D> {
+    /// Applies the index updates of blind puts that wait in `deferred` (`deferred_puts.rs`).
+    pub fn apply_deferred(&mut self) {
+        let State { index, segments, deferred, counters, .. } = self;
+        deferred.apply(index, segments, counters);
+    }
+
     pub fn check_writable(&self) -> Result<()> {
         if let Some(reason) = &self.poisoned {
             return Err(Error::Poisoned { reason: reason.clone() });
@@ -214,6 +258,16 @@ impl<D: Disk> State<D> {
                 // its cached copy stays current.
                 let at = self.cache.locate(op.key);
                 let entry = IndexEntry::new(loc, op.version, op.expiry_ms);
+                if !at.is_cached() && !op.cache_new && self.deferred.admits(&self.index, op.key) {
+                    // A blind put: its search waits to overlap with others'.
+                    if self.deferred.is_full() {
+                        self.apply_deferred();
+                    }
+                    self.deferred.push(op.key, entry);
+                    self.segments.add_live(loc.segment(), loc.len());
+                    return Ok(());
+                }
+                self.apply_deferred();
                 let (old, hint) =
                     self.index.upsert_hinted(op.key, entry, self.cache.index_hint(&at))?;
                 self.cache.write_through_at(
@@ -229,6 +283,7 @@ impl<D: Disk> State<D> {
                 old
             }
             OpKind::Delete => {
+                self.apply_deferred();
                 self.cache.remove(op.key);
                 self.index.remove(op.key)
             }

@@ -34,6 +34,10 @@ pub struct Counters {
     /// NoSync writes that waited for the flusher because the write buffer was full
     /// (`WRITE_BUFFER_BYTES_MAX` pending): the log is written slower than it is appended.
     pub write_buffer_waits: u64,
+    /// Blind puts whose index update was deferred and applied in a group
+    /// (`deferred_puts.rs`), and the groups: their ratio is the mean group size.
+    pub deferred_puts: u64,
+    pub deferred_groups: u64,
     /// Segment files zero-filled ahead of need ([`crate::log::preallocate`]).
     pub preallocations: u64,
     /// Preallocations that failed (the store then grows segments as it writes them).

@@ -18,7 +18,7 @@ use crate::log::group_commit::{self, Durability, DurableWait};
 use crate::log::preallocate;
 use crate::record;
 use crate::recovery::{self, RecoveryReport};
-use crate::state::{check_key, check_value, Op, OpKind, Shared, State};
+use crate::state::{check_key, check_value, Op, OpKind, Shared, State, StateCell};
 use crate::stats::{Percentiles, StoreStats};
 use crate::{compaction, Error, Result};
 
@@ -106,7 +106,7 @@ impl<D: Disk> Store<D> {
             dir,
             config,
             clock,
-            state: RefCell::new(state),
+            state: StateCell::new(state),
             progress: Event::new(),
             flush_wanted: Event::new(),
             maintenance_wanted: Event::new(),
@@ -266,7 +266,9 @@ impl<D: Disk> Store<D> {
 
     /// Appends `ops` unconditionally; returns the first LSN and what is left to wait for.
     fn append(&self, ops: &[Op<'_>], durability: Durability) -> Result<(u64, Option<DurableWait>)> {
-        let (lsn, seq) = self.append_if(ops, |_| true)?.expect("an unconditional write applies");
+        let (lsn, seq) = self
+            .append_if(ops, None::<fn(&State<D>) -> bool>)?
+            .expect("an unconditional write applies");
         Ok((lsn, group_commit::request_durable(&self.shared, seq, durability)))
     }
 
@@ -279,22 +281,27 @@ impl<D: Disk> Store<D> {
         durability: Durability,
         check: impl FnOnce(&State<D>) -> bool,
     ) -> Result<Option<u64>> {
-        let Some((lsn, seq)) = self.append_if(ops, check)? else { return Ok(None) };
+        let Some((lsn, seq)) = self.append_if(ops, Some(check))? else { return Ok(None) };
         group_commit::wait_durable(&self.shared, seq, durability).await?;
         Ok(Some(lsn))
     }
 
     /// The synchronous step of [`Store::write_if`]: (first LSN, append sequence of the last
     /// record), or None if `check` failed.
+    /// No check appends unconditionally, and may leave the index updates of blind puts deferred
+    /// (`deferred_puts.rs`); a check sees them applied.
     fn append_if(
         &self,
         ops: &[Op<'_>],
-        check: impl FnOnce(&State<D>) -> bool,
+        check: Option<impl FnOnce(&State<D>) -> bool>,
     ) -> Result<Option<(u64, u64)>> {
-        let mut st = self.shared.state.borrow_mut();
+        let mut st = self.shared.state.borrow_mut_deferring();
         st.check_writable()?;
-        if !check(&st) {
-            return Ok(None);
+        if let Some(check) = check {
+            st.apply_deferred();
+            if !check(&st) {
+                return Ok(None);
+            }
         }
         let (lsn, seq) = st.append_ops(ops)?;
         count_write(&mut st.counters, ops);
@@ -306,7 +313,7 @@ impl<D: Disk> Store<D> {
     }
 
     pub(crate) fn wake_maintenance_if_due(&self) {
-        let due = self.shared.state.borrow().bytes_since_checkpoint
+        let due = self.shared.state.borrow_mut_deferring().bytes_since_checkpoint
             >= self.shared.config.checkpoint_interval_bytes;
         if due {
             self.shared.maintenance_wanted.notify(1);

@@ -32,10 +32,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use zerocopy::byteorder::little_endian::U32;
 
-use crate::constants::{INDEX_KEY_ARENA_BYTES_MAX, KEY_BYTES_MAX};
+use crate::constants::{DEFERRED_PUTS_MAX, INDEX_KEY_ARENA_BYTES_MAX, KEY_BYTES_MAX};
 use entry::{is_dead, DEAD_LOCATION_RAW};
 use skiplist::SkipList;
-use sorted_run::SortedRun;
+use sorted_run::{Narrowed, SortedRun};
 
 /// The delta is merged once it holds more than `max(DELTA_KEYS_MIN, static_len / DELTA_FRACTION)`
 /// keys. 16 copies each key about 16 times on its way to a 1M-key run (32 made merges most of the
@@ -236,6 +236,42 @@ impl Index {
             Ok(node) => Ok((self.put(Slot::Delta(node), key, entry), IndexHint::NONE)),
             Err(preds) => self.insert_new(key, entry, preds).map(|()| (None, IndexHint::NONE)),
         }
+    }
+
+    /// The hints of the slots of `keys` (at most [`DEFERRED_PUTS_MAX`]) in the static run
+    /// ([`IndexHint::NONE`] for a key not there), found by searches taken a step at a time
+    /// over all the keys (the write path's deferred puts): every key's group and its lines of the sample
+    /// level asked for, then every key's block narrowed and its lines asked for, then every
+    /// block scanned and the found slot's entry line asked for. Each step reads only lines the
+    /// step before asked for, so the keys' misses overlap instead of following one another.
+    pub fn find_overlapped<'k>(
+        &self,
+        keys: impl Iterator<Item = &'k [u8]> + Clone,
+    ) -> [IndexHint; DEFERRED_PUTS_MAX] {
+        let mut groups = [Err(0); DEFERRED_PUTS_MAX];
+        for (key, g) in keys.clone().zip(&mut groups) {
+            *g = self.run.overlap_group(key);
+        }
+        let mut narrowed: [Option<Narrowed>; DEFERRED_PUTS_MAX] = std::array::from_fn(|_| None);
+        for ((key, g), n) in keys.clone().zip(groups).zip(&mut narrowed) {
+            *n = Some(match g {
+                Ok(g) => self.run.overlap_narrow(key, g),
+                Err(slot) => Narrowed::Settled(slot),
+            });
+        }
+        let mut hints = [IndexHint::NONE; DEFERRED_PUTS_MAX];
+        for ((key, n), hint) in keys.zip(narrowed).zip(&mut hints) {
+            if let Some(slot) = n.and_then(|n| self.run.overlap_find(key, n)) {
+                *hint = IndexHint::new(self.generation, slot);
+            }
+        }
+        hints
+    }
+
+    /// Whether `bytes` more key bytes fit in the key arenas: a put of new keys of that many
+    /// bytes in all cannot fail for want of room.
+    pub fn arena_has_room(&self, bytes: usize) -> bool {
+        self.arena_fits(bytes)
     }
 
     /// Batch prefetch (`batch_prefetch.rs`): asks for the line of the entry `hint` names, if

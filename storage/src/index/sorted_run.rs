@@ -54,6 +54,26 @@ pub(super) const TOP_STRIDE: usize = 16;
 /// Keys per group: each group has its own shared prefix and one entry in the second level.
 pub(super) const GROUP_KEYS: usize = SAMPLE_STRIDE * TOP_STRIDE;
 
+/// Where [`SortedRun::narrow`] left a search.
+pub(super) enum Narrowed {
+    /// The partition point itself.
+    Settled(usize),
+    /// One block of at most [`SAMPLE_STRIDE`] slots.
+    Block(Block),
+    /// Slots `lo..hi`, more than a block: keys that tie in the sampled bytes.
+    Wide(usize, usize),
+}
+
+/// A block to scan: slots `lo..hi`, whose key bytes start at `start` in the arena, compared by
+/// `probe`, the searched key's 8 bytes after its group's prefix of `skip` bytes.
+pub(super) struct Block {
+    lo: usize,
+    hi: usize,
+    start: usize,
+    skip: usize,
+    probe: u64,
+}
+
 pub(super) struct SortedRun {
     keys: Rc<[u8]>,
     ends: Rc<[U32]>,
@@ -308,13 +328,41 @@ impl SortedRun {
             Ok(g) => g,
             Err(exact) => return exact,
         };
+        match self.narrow(key, g) {
+            Narrowed::Settled(i) => i,
+            Narrowed::Block(block) => {
+                self.prefetch_block(block.lo, block.start, block.hi);
+                self.scan_block(key, &block, after_equal)
+            }
+            Narrowed::Wide(mut lo, mut hi) => {
+                // Keys that tie in the 8 bytes after the group's prefix: a binary search in the
+                // group.
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    let k = self.key(mid);
+                    let before = if after_equal { k <= key } else { k < key };
+                    if before {
+                        lo = mid + 1;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                lo
+            }
+        }
+    }
+
+    /// Narrows the search for `key` inside group `g` (from [`Self::group_of`]) by the sample
+    /// level: to one block of at most [`SAMPLE_STRIDE`] slots, or to a wider range when keys
+    /// tie in the sampled bytes, or to the answer when `key` is above the whole group.
+    fn narrow(&self, key: &[u8], g: usize) -> Narrowed {
         // Every key of the group is below `key` from its first on; the first key of the next
         // group is above it (it was compared whole or by a differing `top`).
         let (first, end) = (g * GROUP_KEYS, ((g + 1) * GROUP_KEYS).min(self.len()));
         let skip = usize::from(self.group_prefix[g]);
         if !self.shares_group_prefix(key, g, skip) {
             // Above the group's first key but not sharing its prefix: above the whole group.
-            return end;
+            return Narrowed::Settled(end);
         }
         let probe = pad8(&key[skip..]);
         let s = first / SAMPLE_STRIDE;
@@ -328,47 +376,83 @@ impl SortedRun {
             self.len(),
         );
         // The group's first key is below `key`, and slots from `end` on are above it.
-        let (mut lo, mut hi) = (lo.max(first + 1), hi.min(end));
-        if hi - lo <= SAMPLE_STRIDE {
-            // Inside one block a forward scan reads the keys in arena order, so the loads of
-            // several keys overlap instead of waiting for each other as binary search probes do.
-            // Each key is first compared by its 8 bytes after the group's prefix as one number,
-            // which decides nearly every comparison without a call to memcmp.
-            // The end offset of one key is the start of the next, so each step loads one. The
-            // first start comes from the sample level (the slot before `lo` is a sampled key),
-            // so the first key bytes load in parallel with the end offsets instead of after.
-            if lo >= hi {
-                return hi;
-            }
-            let mut start = self.block_start(lo);
-            self.prefetch_block(lo, start, hi);
-            for i in lo..hi {
-                let end = self.ends[i].get() as usize;
-                let before = match self.head(start, end, skip).cmp(&probe) {
-                    Ordering::Less => true,
-                    Ordering::Greater => false,
-                    Ordering::Equal if after_equal => &self.keys[start..end] <= key,
-                    Ordering::Equal => &self.keys[start..end] < key,
-                };
-                if !before {
-                    return i;
-                }
-                start = end;
-            }
-            return hi;
+        let (lo, hi) = (lo.max(first + 1), hi.min(end));
+        if hi - lo > SAMPLE_STRIDE {
+            return Narrowed::Wide(lo, hi);
         }
-        // Keys that tie in the 8 bytes after the group's prefix: a binary search in the group.
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let k = self.key(mid);
-            let before = if after_equal { k <= key } else { k < key };
-            if before {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
+        if lo >= hi {
+            return Narrowed::Settled(hi);
         }
-        lo
+        Narrowed::Block(Block { lo, hi, start: self.block_start(lo), skip, probe })
+    }
+
+    /// The first slot of `block` whose key is greater than `key` (`after_equal` false: greater
+    /// or equal), or the block's end.
+    ///
+    /// Inside one block a forward scan reads the keys in arena order, so the loads of several
+    /// keys overlap instead of waiting for each other as binary search probes do. Each key is
+    /// first compared by its 8 bytes after the group's prefix as one number, which decides
+    /// nearly every comparison without a call to memcmp. The end offset of one key is the start
+    /// of the next, so each step loads one. The first start comes from the sample level (the
+    /// slot before `lo` is a sampled key), so the first key bytes load in parallel with the end
+    /// offsets instead of after.
+    #[inline]
+    fn scan_block(&self, key: &[u8], block: &Block, after_equal: bool) -> usize {
+        let mut start = block.start;
+        for i in block.lo..block.hi {
+            let end = self.ends[i].get() as usize;
+            let before = match self.head(start, end, block.skip).cmp(&block.probe) {
+                Ordering::Less => true,
+                Ordering::Greater => false,
+                Ordering::Equal if after_equal => &self.keys[start..end] <= key,
+                Ordering::Equal => &self.keys[start..end] < key,
+            };
+            if !before {
+                return i;
+            }
+            start = end;
+        }
+        block.hi
+    }
+
+    /// First step of a search whose misses are to overlap with other keys' searches
+    /// ([`crate::index::Index::find_overlapped`]): finds `key`'s group from the levels that
+    /// stay in cache and asks for the group's lines of the sample level and of the sample ends.
+    /// `Err(slot)` when those levels settle the search.
+    pub(super) fn overlap_group(&self, key: &[u8]) -> Result<usize, usize> {
+        let g = self.group_of(key, false)?;
+        let s = g * TOP_STRIDE;
+        let samples = (self.samples.len() - s).min(TOP_STRIDE);
+        prefetch_bytes(self.samples[s..].as_ptr(), samples * size_of::<u64>());
+        prefetch_bytes(self.sample_ends[s..].as_ptr(), samples * size_of::<u32>());
+        Ok(g)
+    }
+
+    /// Second step, once [`Self::overlap_group`]'s lines have had time to arrive: narrows the
+    /// search to a block and asks for the block's end offsets and key bytes.
+    pub(super) fn overlap_narrow(&self, key: &[u8], g: usize) -> Narrowed {
+        let narrowed = self.narrow(key, g);
+        if let Narrowed::Block(b) = &narrowed {
+            prefetch_bytes(self.ends[b.lo..b.hi].as_ptr(), (b.hi - b.lo) * size_of::<U32>());
+            let end =
+                self.sample_ends.get(b.hi / SAMPLE_STRIDE).map_or(self.keys.len(), |&e| e as usize);
+            let key_bytes = end.saturating_sub(b.start).min(PREFETCH_LINES_MAX * CACHE_LINE_BYTES);
+            prefetch_bytes(self.keys[b.start..].as_ptr(), key_bytes);
+        }
+        narrowed
+    }
+
+    /// Last step: the slot holding exactly `key`, from its narrowed search (whose block's lines
+    /// should be in cache by now), with the line of its entry asked for.
+    pub(super) fn overlap_find(&self, key: &[u8], narrowed: Narrowed) -> Option<usize> {
+        let i = match narrowed {
+            Narrowed::Settled(i) => i,
+            Narrowed::Block(block) => self.scan_block(key, &block, false),
+            Narrowed::Wide(..) => return self.find(key),
+        };
+        let found = (i < self.len() && self.key(i) == key).then_some(i)?;
+        self.prefetch_entry(found);
+        Some(found)
     }
 
     /// Whether `key` starts with the first `skip` bytes of group `g`'s first key, given that it

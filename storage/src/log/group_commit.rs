@@ -46,7 +46,8 @@ pub(crate) fn request_durable<D: Disk>(
     seq: u64,
     durability: Durability,
 ) -> Option<DurableWait> {
-    let mut st = shared.state.borrow_mut();
+    // Durability bookkeeping only: a blind put's deferred index update may stay deferred.
+    let mut st = shared.state.borrow_mut_deferring();
     match durability {
         Durability::Sync => st.sync_wanted_seq = st.sync_wanted_seq.max(seq),
         Durability::WriteNoSync => st.write_wanted_seq = st.write_wanted_seq.max(seq),
