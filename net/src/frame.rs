@@ -197,7 +197,7 @@ impl FrameHeader {
     }
 
     fn computed_crc(&self) -> u32 {
-        crc32c::crc32c(&self.as_bytes()[..CHECKED_BYTES])
+        ringstore_model::checksum::crc32c(&self.as_bytes()[..CHECKED_BYTES])
     }
 
     /// The request id, readable even from a header that fails [`FrameHeader::check`], so an

@@ -8,6 +8,7 @@
 //! names its key, so recovery can mark exactly that key as damaged (error 614) instead of
 //! serving an older version of it.
 
+use ringstore_model::checksum;
 use zerocopy::byteorder::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
@@ -99,7 +100,7 @@ pub fn padded_len(key_len: usize, value_len: usize) -> u64 {
 /// Appends one encoded record (header, key, value, zero padding) to `out`.
 pub fn encode(out: &mut Vec<u8>, meta: &RecordMeta, key: &[u8], value: &[u8]) {
     assert!(key.len() <= KEY_BYTES_MAX && value.len() <= VALUE_BYTES_MAX);
-    let body_crc = crc32c::crc32c(value);
+    let body_crc = checksum::crc32c(value);
     let mut header = RecordHeader {
         header_crc: U32::ZERO,
         body_crc: U32::new(body_crc),
@@ -115,7 +116,7 @@ pub fn encode(out: &mut Vec<u8>, meta: &RecordMeta, key: &[u8], value: &[u8]) {
         magic: U16::new(RECORD_MAGIC),
     };
     header.header_crc =
-        U32::new(crc32c::crc32c_append(crc32c::crc32c(&header.as_bytes()[4..]), key));
+        U32::new(checksum::crc32c_append(checksum::crc32c(&header.as_bytes()[4..]), key));
     let start = out.len();
     out.extend_from_slice(header.as_bytes());
     out.extend_from_slice(key);
@@ -155,7 +156,7 @@ pub fn decode_header(buf: &[u8]) -> Result<RecordHeader, DecodeError> {
     let (header, _) = RecordHeader::read_from_prefix(bytes).map_err(|_| DecodeError::Truncated)?;
     let Some(span) = header_and_key_len(buf) else { return Err(DecodeError::BadHeader) };
     let key = buf.get(RECORD_HEADER_BYTES..span).ok_or(DecodeError::Truncated)?;
-    let crc = crc32c::crc32c_append(crc32c::crc32c(&bytes[4..]), key);
+    let crc = checksum::crc32c_append(checksum::crc32c(&bytes[4..]), key);
     if crc != header.header_crc.get() || header.magic.get() != RECORD_MAGIC {
         return Err(DecodeError::BadHeader);
     }
@@ -210,7 +211,7 @@ pub fn decode(buf: &[u8]) -> Result<Record<'_>, DecodeError> {
         let what = format!("record of {total} bytes runs past the {} bytes available", buf.len());
         return Err(DecodeError::BadLength { lsn: header.lsn(), what });
     };
-    if crc32c::crc32c(value) != header.body_crc.get() {
+    if checksum::crc32c(value) != header.body_crc.get() {
         return Err(DecodeError::BadBody { lsn: header.lsn(), len: header.padded_len() });
     }
     Ok(Record { meta: header.meta(), key: &buf[RECORD_HEADER_BYTES..key_end], value })

@@ -10,12 +10,14 @@
 //!   operations, [`table::TableError`] with its stable codes, and the catalog's contents, file
 //!   codec and DDL execution plan (writing the file is the engine's part).
 //! - [`ddl`]: the SQL-style and admin-CLI DDL parsers.
+//! - [`checksum`]: CRC-32C of the short inputs on the request path (frame headers, records).
 //! - [`constants`]: the store's limits on keys, values, batches and scans, which the table model
 //!   and the clients must respect.
 //! - [`Durability`]: how durable a write must be before it is acknowledged.
 //! - `error_codes` (tests only, feature `test-support`): the check that every stable error code
 //!   is in docs/ERRORS.md, for this crate's tests and those of the crates with codes of their own.
 
+pub mod checksum;
 pub mod constants;
 pub mod ddl;
 mod durability;
