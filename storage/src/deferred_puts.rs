@@ -25,13 +25,13 @@
 //! key arena has room for it and every other deferred key even if all of them are new keys.
 //! That keeps the store's rule that nothing is appended for a write the index refuses.
 
-use crate::constants::{DEFERRED_PUTS_MAX, KEY_BYTES_MAX};
+use crate::constants::DEFERRED_PUTS_MAX;
 use crate::index::{Index, IndexEntry};
 use crate::segments::SegmentTable;
 use crate::stats::Counters;
 
 /// Puts appended to the log whose index updates wait to be applied as a group.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct DeferredPuts {
     /// The keys one after another.
     keys: Vec<u8>,
@@ -55,12 +55,10 @@ impl DeferredPuts {
         self.puts.len() >= DEFERRED_PUTS_MAX
     }
 
-    /// Whether a put of `key` may wait here: a valid key, and room in the index's key arena
-    /// for it and every key already here, were all of them new.
+    /// Whether a put of `key` may wait here: the index is sure to take it after every key
+    /// already here, were all of them new.
     pub fn admits(&self, index: &Index, key: &[u8]) -> bool {
-        !key.is_empty()
-            && key.len() <= KEY_BYTES_MAX
-            && index.arena_has_room(self.keys.len() + key.len())
+        index.accepts(key, self.keys.len())
     }
 
     pub fn push(&mut self, key: &[u8], entry: IndexEntry) {

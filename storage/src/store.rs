@@ -288,6 +288,7 @@ impl<D: Disk> Store<D> {
 
     /// The synchronous step of [`Store::write_if`]: (first LSN, append sequence of the last
     /// record), or None if `check` failed.
+    ///
     /// No check appends unconditionally, and may leave the index updates of blind puts deferred
     /// (`deferred_puts.rs`); a check sees them applied.
     fn append_if(

@@ -252,26 +252,27 @@ impl Index {
         for (key, g) in keys.clone().zip(&mut groups) {
             *g = self.run.overlap_group(key);
         }
-        let mut narrowed: [Option<Narrowed>; DEFERRED_PUTS_MAX] = std::array::from_fn(|_| None);
+        let mut narrowed: [Narrowed; DEFERRED_PUTS_MAX] =
+            std::array::from_fn(|_| Narrowed::Settled(0));
         for ((key, g), n) in keys.clone().zip(groups).zip(&mut narrowed) {
-            *n = Some(match g {
+            *n = match g {
                 Ok(g) => self.run.overlap_narrow(key, g),
                 Err(slot) => Narrowed::Settled(slot),
-            });
+            };
         }
         let mut hints = [IndexHint::NONE; DEFERRED_PUTS_MAX];
         for ((key, n), hint) in keys.zip(narrowed).zip(&mut hints) {
-            if let Some(slot) = n.and_then(|n| self.run.overlap_find(key, n)) {
+            if let Some(slot) = self.run.overlap_find(key, n) {
                 *hint = IndexHint::new(self.generation, slot);
             }
         }
         hints
     }
 
-    /// Whether `bytes` more key bytes fit in the key arenas: a put of new keys of that many
-    /// bytes in all cannot fail for want of room.
-    pub fn arena_has_room(&self, bytes: usize) -> bool {
-        self.arena_fits(bytes)
+    /// Whether an upsert of `key` is sure to succeed even after upserts of new keys of
+    /// `pending_bytes` in all: the key is valid and the arenas have room for them and it.
+    pub fn accepts(&self, key: &[u8], pending_bytes: usize) -> bool {
+        check_key(key).is_ok() && self.arena_fits(pending_bytes + key.len())
     }
 
     /// Batch prefetch (`batch_prefetch.rs`): asks for the line of the entry `hint` names, if

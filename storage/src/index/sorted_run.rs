@@ -207,16 +207,24 @@ impl SortedRun {
         self.sample_ends[(lo - 1) / SAMPLE_STRIDE] as usize
     }
 
-    /// Asks for the cache lines of the block's key bytes, from `start` to the end of the sampled
-    /// key at `hi` (or the arena's end), at most [`PREFETCH_LINES_MAX`] of them, and of the
-    /// entries of slots `lo..hi`: the scan reads the keys in order and then one of the entries,
-    /// and these loads then overlap instead of following one another.
+    /// Asks for the cache lines of `block`'s key bytes, from its start to the end of the sampled
+    /// key at its end (or the arena's end), at most [`PREFETCH_LINES_MAX`] of them.
     #[inline]
-    fn prefetch_block(&self, lo: usize, start: usize, hi: usize) {
-        let end = self.sample_ends.get(hi / SAMPLE_STRIDE).map_or(self.keys.len(), |&e| e as usize);
-        let key_bytes = end.saturating_sub(start).min(PREFETCH_LINES_MAX * CACHE_LINE_BYTES);
-        prefetch_bytes(self.keys[start..].as_ptr(), key_bytes);
-        prefetch_bytes(self.entries[lo..hi].as_ptr(), std::mem::size_of_val(&self.entries[lo..hi]));
+    fn prefetch_block_keys(&self, block: &Block) {
+        let end =
+            self.sample_ends.get(block.hi / SAMPLE_STRIDE).map_or(self.keys.len(), |&e| e as usize);
+        let key_bytes = end.saturating_sub(block.start).min(PREFETCH_LINES_MAX * CACHE_LINE_BYTES);
+        prefetch_bytes(self.keys[block.start..].as_ptr(), key_bytes);
+    }
+
+    /// Asks for the lines of `block`'s key bytes ([`Self::prefetch_block_keys`]) and of its
+    /// entries: the scan reads the keys in order and then one of the entries, and these loads
+    /// then overlap instead of following one another.
+    #[inline]
+    fn prefetch_block(&self, block: &Block) {
+        self.prefetch_block_keys(block);
+        let entries = &self.entries[block.lo..block.hi];
+        prefetch_bytes(entries.as_ptr(), std::mem::size_of_val(entries));
     }
 
     /// Where slot `i`'s key starts in the arena.
@@ -331,7 +339,7 @@ impl SortedRun {
         match self.narrow(key, g) {
             Narrowed::Settled(i) => i,
             Narrowed::Block(block) => {
-                self.prefetch_block(block.lo, block.start, block.hi);
+                self.prefetch_block(&block);
                 self.scan_block(key, &block, after_equal)
             }
             Narrowed::Wide(mut lo, mut hi) => {
@@ -434,10 +442,7 @@ impl SortedRun {
         let narrowed = self.narrow(key, g);
         if let Narrowed::Block(b) = &narrowed {
             prefetch_bytes(self.ends[b.lo..b.hi].as_ptr(), (b.hi - b.lo) * size_of::<U32>());
-            let end =
-                self.sample_ends.get(b.hi / SAMPLE_STRIDE).map_or(self.keys.len(), |&e| e as usize);
-            let key_bytes = end.saturating_sub(b.start).min(PREFETCH_LINES_MAX * CACHE_LINE_BYTES);
-            prefetch_bytes(self.keys[b.start..].as_ptr(), key_bytes);
+            self.prefetch_block_keys(b);
         }
         narrowed
     }
