@@ -3,17 +3,21 @@
 # load causes (reschedule IPIs, function-call IPIs, disk and timer interrupts), next to the
 # load's throughput and the node's CPU.
 #
-#   perf/interrupts.sh [--bin-dir DIR] [--seconds S] [--who] -- RINGSTORE-LOAD-ARGS...
+#   perf/interrupts.sh [--bin-dir DIR] [--shards N|default] [--seconds S] [--who] -- RINGSTORE-LOAD-ARGS...
 #   perf/interrupts.sh --bin-dir /tmp/bin-new -- --mix update=100 --durability sync \
 #       --pipeline 1 --connections 50 --threads 1 --distribution uniform
 #
 # Starts `ringstore-node --shards 1` on a temporary directory under /work (or $TMPDIR), runs
 # ringstore-load with the arguments after `--` (the script adds --addr, --server-pid, --warmup 1s
-# and --duration), reads /proc/interrupts twice, S seconds apart, 2 s into the measured phase, and
-# prints every interrupt line that fired more than 100 times a second on some CPU, per CPU.
+# and --duration), reads /proc/interrupts and the shard threads' context switches
+# (/proc/PID/task/*/status) twice, S seconds apart, 2 s into the measured phase, and prints every
+# interrupt line that fired more than 100 times a second on some CPU, per CPU, and the shards'
+# voluntary (it slept) and involuntary (it was preempted) context switches per second and per
+# operation (at the run's ops/s).
 #
 # Options:
 #   --bin-dir DIR   ringstore-node and ringstore-load from DIR (default target/release)
+#   --shards N      the node's shard count (default 1; `default` = one per core)
 #   --seconds S     the window between the two reads (default 2); the load runs S + 4 s
 #   --who           also record which code sent the IPIs during one second
 #                   (`perf record -e ipi:ipi_send_cpu -a -g`) and print the top senders
@@ -21,11 +25,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BIN_DIR=target/release
+SHARDS=1
 SECONDS_WINDOW=2
 WHO=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --bin-dir) BIN_DIR=${2:?}; shift 2 ;;
+        --shards) SHARDS=${2:?}; shift 2 ;;
         --seconds) SECONDS_WINDOW=${2:?}; shift 2 ;;
         --who) WHO=1; shift ;;
         --) shift; break ;;
@@ -43,7 +49,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$BIN_DIR/ringstore-node" --data-dir "$dir/data" --listen 127.0.0.1:0 --shards 1 >"$dir/node.log" 2>&1 &
+shard_args=()
+[ "$SHARDS" = default ] || shard_args=(--shards "$SHARDS")
+"$BIN_DIR/ringstore-node" --data-dir "$dir/data" --listen 127.0.0.1:0 "${shard_args[@]}" >"$dir/node.log" 2>&1 &
 node_pid=$!
 for _ in $(seq 100); do grep -q "listen=" "$dir/node.log" && break; sleep 0.1; done
 addr=$(grep -o "listen=[0-9.:]*" "$dir/node.log" | head -1 | cut -d= -f2)
@@ -61,13 +69,30 @@ sleep 1
 if [ "$WHO" = 1 ]; then
     perf record -q -e ipi:ipi_send_cpu -a -g -o "$dir/ipi.data" -- sleep 1 2>/dev/null
 fi
+# switches KIND: the shard threads' KIND context switches so far (voluntary or nonvoluntary).
+# Only the shards (glommio names them shard-N-ID): helper threads come and go between reads.
+switches() {
+    local t n=0
+    for t in /proc/"$node_pid"/task/*; do
+        [[ $(cat "$t/comm" 2>/dev/null) == shard-* ]] || continue
+        n=$((n + $(awk -v k="$1_ctxt_switches:" '$1 == k { print $2 }' "$t/status" 2>/dev/null || echo 0)))
+    done
+    echo "$n"
+}
 cp /proc/interrupts "$dir/irq.before"
+vol0=$(switches voluntary); invol0=$(switches nonvoluntary)
 sleep "$SECONDS_WINDOW"
 cp /proc/interrupts "$dir/irq.after"
+vol1=$(switches voluntary); invol1=$(switches nonvoluntary)
 wait "$load_pid"
 
 echo "== ringstore-load $*"
 grep -E "^ *(read|update|insert|scan|rmw) |shard CPU" "$dir/load.txt" | tail -2
+ops=$(awk '$1 == "all" { print $5 }' "$dir/load.txt" | tail -1)
+awk -v v="$((vol1 - vol0))" -v i="$((invol1 - invol0))" -v s="$SECONDS_WINDOW" -v ops="${ops:-0}" 'BEGIN {
+    printf "  shard threads context switches: voluntary %d/s, involuntary %d/s", v / s, i / s
+    if (ops > 0) printf "; per op %.3f, %.3f (at %d ops/s)", v / s / ops, i / s / ops, ops
+    printf "\n" }'
 awk -v s="$SECONDS_WINDOW" '
     NR == FNR { if (FNR > 1) { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) before[$1, i] = $i } ; next }
     FNR == 1 { ncpu = NF; next }

@@ -53,6 +53,8 @@ usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 die() { echo "profile.sh: $*" >&2; exit 2; }
 # shellcheck source=perf/node-ready.sh
 . "$here/node-ready.sh"
+# shellcheck source=perf/perf-reports.sh
+. "$here/perf-reports.sh"
 
 while (($#)); do
     case $1 in
@@ -97,17 +99,7 @@ done
 ((has_duration)) || LOAD_ARGS+=(--duration "$((DELAY + PERF_SECS + 2))s")
 
 # --- tools and binaries -----------------------------------------------------------------------
-if ! command -v perf >/dev/null; then
-    echo "installing linux-perf (apt-get)" >&2
-    apt-get update
-    DEBIAN_FRONTEND=noninteractive apt-get install -y linux-perf
-fi
-export PATH=$PATH:${CARGO_HOME:-$HOME/.cargo}/bin
-if ! command -v inferno-flamegraph >/dev/null || ! command -v inferno-collapse-perf >/dev/null
-then
-    echo "installing inferno (cargo install inferno)" >&2
-    cargo install inferno
-fi
+perf_tools
 if [[ -z $BIN_DIR ]]; then
     (cd "$root" && cargo build --profile profiling --bins)
     BIN_DIR=$root/target/profiling
@@ -191,29 +183,7 @@ fi
 ((load_rc == 0)) || echo "profile.sh: ringstore-load exited $load_rc; see $OUT/load.txt" >&2
 
 # --- reports ----------------------------------------------------------------------------------
-report=(perf report -i "$work/perf.data" --stdio)
-echo "writing reports (perf script over DWARF stacks takes a while)" >&2
-"${report[@]}" --no-children --sort dso,sym -g none --percent-limit 0.5 >"$OUT/top.txt" 2>/dev/null
-"${report[@]}" --no-children --sort dso,sym --percent-limit 2 2>/dev/null \
-    | head -n 4000 >"$OUT/top-callers.txt"
-"${report[@]}" --children --sort sym -g none --percent-limit 2 >"$OUT/inclusive.txt" 2>/dev/null
-{
-    "${report[@]}" --no-children --sort comm -n -g none 2>/dev/null
-    echo
-    echo "# CPUs busy per thread: samples / (--freq $FREQ x --seconds $PERF_SECS)"
-    "${report[@]}" --no-children --sort comm -n -g none 2>/dev/null | grep -v '^#' \
-        | awk -v f="$FREQ" -v s="$PERF_SECS" 'NF >= 3 {
-              printf "    %-20s %6.2f CPUs\n", $3, $2 / (f * s); t += $2 }
-              END { printf "    %-20s %6.2f CPUs\n", "all", t / (f * s) }'
-    echo
-    echo "# per thread and object"
-    "${report[@]}" --no-children --sort comm,dso -g none --percent-limit 0.5 2>/dev/null \
-        | grep -v '^#' | grep -v '^$'
-} >"$OUT/threads.txt"
-perf script -i "$work/perf.data" 2>/dev/null | inferno-collapse-perf >"$OUT/stacks.folded"
-inferno-flamegraph --title "ringstore-node: $NAME ($stamp)" --countname ns \
-    <"$OUT/stacks.folded" \
-    >"$OUT/flame.svg"
+perf_reports "$work/perf.data" "$OUT" "$FREQ" "$PERF_SECS" "ringstore-node: $NAME ($stamp)"
 
 {
     echo "# perf/profile.sh"
