@@ -78,6 +78,13 @@
 #                           bound to one shard, its whole pipeline on one connection, as
 #                           redis-benchmark's clients each use one connection (docs/LOADGEN.md);
 #                           no effect with one shard
+#   --pin-redis             redis-server on the first CPU this script may use and Redis's client
+#                           (redis-benchmark, or ringstore-load --protocol resp) on the second,
+#                           with taskset: the placement a one-shard node has (its shard pinned
+#                           to the first CPU, the load tool left the other), so neither server
+#                           shares its CPU with its client by the scheduler's choice
+#                           (docs/BENCHMARKS.md, twenty-fourth session). The node's own
+#                           placement and its clients are left as they are either way.
 #
 # Writes into the output directory: header.txt (revisions, kernel, CPU, date, command line),
 # table.txt (the final tables, also printed), results.tsv (one line per run), raw/ (every tool's
@@ -92,6 +99,7 @@ BIN_DIR=${RINGSTORE_BIN_DIR:-}
 BASE_DIR=${RINGSTORE_BASELINE_BIN_DIR:-}
 BASE_OWN_LOAD=0
 BIND=()
+PIN_REDIS=0
 SHARDS=1
 ROUNDS=3
 SECS=10
@@ -110,6 +118,7 @@ while (($#)); do
         --baseline-bin-dir) BASE_DIR=${2:?}; shift 2 ;;
         --baseline-own-load) BASE_OWN_LOAD=1; shift ;;
         --bind-clients) BIND=(--bind-clients); shift ;;
+        --pin-redis) PIN_REDIS=1; shift ;;
         --shards) SHARDS=${2:?}; shift 2 ;;
         --rounds) ROUNDS=${2:?}; shift 2 ;;
         --seconds) SECS=${2:?}; shift 2 ;;
@@ -125,6 +134,17 @@ done
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "--rounds: a positive number"
 [[ $SECS =~ ^[1-9][0-9]*$ ]] || die "--seconds: a positive whole number"
 [[ $WARMUP =~ ^[0-9]+$ ]] || die "--warmup: a whole number of seconds"
+
+# --pin-redis: the commands that place redis-server and its client (empty: the scheduler's choice).
+REDIS_PLACE=()
+REDIS_CLIENT_PLACE=()
+if ((PIN_REDIS)); then
+    mapfile -t cpus < <(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)), sep="\n")')
+    ((${#cpus[@]} >= 2)) || die "--pin-redis needs two CPUs; this process may use ${cpus[*]}"
+    command -v taskset >/dev/null || die "--pin-redis needs taskset (util-linux)"
+    REDIS_PLACE=(taskset -c "${cpus[0]}")
+    REDIS_CLIENT_PLACE=(taskset -c "${cpus[1]}")
+fi
 
 # load name -> "redis-test pipeline redis-persistence ringstore-args"
 declare -A LOAD_DEF=(
@@ -245,6 +265,11 @@ bin_info() { # revision of the checkout, and each binary's size, time and sha256
         bin_info "$BASE_DIR"
     fi
     echo "redis: $redis_version; $(redis-benchmark --version 2>/dev/null || echo redis-benchmark)"
+    if ((PIN_REDIS)); then
+        echo "redis placement: server ${REDIS_PLACE[*]}, its client ${REDIS_CLIENT_PLACE[*]} (--pin-redis)"
+    else
+        echo "redis placement: the scheduler's (no --pin-redis)"
+    fi
     echo "kernel: $(uname -srvm)"
     echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) CPUs"
     echo "memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
@@ -314,8 +339,8 @@ start_redis() {
         none) args+=(--appendonly no) ;;
         aof-always) args+=(--appendonly yes --appendfsync always) ;;
     esac
-    echo "\$ redis-server ${args[*]}" >"$log"
-    redis-server "${args[@]}" >>"$log" 2>&1 &
+    echo "\$ ${REDIS_PLACE[*]} redis-server ${args[*]}" >"$log"
+    "${REDIS_PLACE[@]}" redis-server "${args[@]}" >>"$log" 2>&1 &
     SERVER_PID=$!
     for _ in $(seq 200); do
         redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && return 0
@@ -427,8 +452,10 @@ redis_benchmark() {
     else
         redis-cli -p "$port" --pipe <"$PRELOAD" >"$raw-preload.txt" 2>&1
     fi
-    local bench=(redis-benchmark "${cluster[@]}" -h 127.0.0.1 -p "$port" -c 50 -d 100 -r "$keys"
-                 -P "$pipeline" -t "$test" --precision 3)
+    local place=()
+    [[ $server != redis ]] || place=("${REDIS_CLIENT_PLACE[@]}")
+    local bench=("${place[@]}" redis-benchmark "${cluster[@]}" -h 127.0.0.1 -p "$port" -c 50 -d 100
+                 -r "$keys" -P "$pipeline" -t "$test" --precision 3)
     # Warm-up: the same benchmark for --warmup seconds, stopped by SIGINT; its last progress
     # line's overall rate sizes the measured run (-n) to last about --seconds.
     local rate=
@@ -509,7 +536,9 @@ resp_load() {
     local def
     read -r -a def <<<"${LOAD_DEF[$load]}"
     same_client_preload "$port" ycsb "$raw"
-    local cmd=("$BIN_DIR/ringstore-load" --protocol resp --addr "127.0.0.1:$port"
+    local place=()
+    [[ $server != redis ]] || place=("${REDIS_CLIENT_PLACE[@]}")
+    local cmd=("${place[@]}" "$BIN_DIR/ringstore-load" --protocol resp --addr "127.0.0.1:$port"
                --server-pid "$SERVER_PID" --workload "${def[0]}" --connections 50 --threads 1
                --keys 100000 --key-size 16 --value-size 100 --pipeline "${def[1]}" --no-load
                --duration "${SECS}s" --warmup "${WARMUP}s" --json "$raw-load.json")

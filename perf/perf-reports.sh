@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Sourced by perf/profile.sh and perf/profile-redis.sh.
+# Sourced by perf/profile.sh and perf/profile-redis.sh: what the two profilers share (their
+# tools, output directory and clean-up, and the reports of a recording).
 #
 # perf_reports DATA OUT FREQ SECONDS TITLE: writes the reports of one `perf record -e cpu-clock
 # -g` recording (DATA, made at FREQ samples per second per CPU for SECONDS) into OUT:
@@ -47,4 +48,43 @@ perf_tools() {
         echo "installing inferno (cargo install inferno)" >&2
         cargo install inferno
     fi
+}
+
+# profile_workspace NAME_PREFIX PID_VAR...: sets `stamp`, `OUT` (when empty: perf/results/
+# NAME_PREFIX-<UTC date-time>; created and made absolute) and `work` (a temporary directory), and
+# arranges that at exit the processes whose pids the named variables hold then are stopped
+# (SIGTERM, then waited for) and `work` is removed.
+profile_workspace() {
+    local prefix=$1
+    shift
+    PROFILE_PID_VARS=("$@")
+    stamp=$(date -u +%Y-%m-%dT%H%M%SZ)
+    OUT=${OUT:-$here/results/$prefix-$stamp}
+    mkdir -p "$OUT"
+    OUT=$(cd "$OUT" && pwd)
+    work=$(mktemp -d "${TMPDIR:-/tmp}/$prefix.XXXXXX")
+    trap profile_cleanup EXIT
+    trap 'exit 130' INT TERM
+}
+
+profile_cleanup() {
+    local v p
+    for v in "${PROFILE_PID_VARS[@]}"; do
+        p=${!v}
+        [[ -n $p ]] || continue
+        kill -TERM "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+    rm -rf "$work"
+}
+
+# perf_summary OUT: prints the head of OUT's flat profile and its per-thread CPU, then where it is.
+perf_summary() {
+    local out=$1
+    echo
+    head -n 40 "$out/top.txt" | grep -v '^#' | grep -v '^$' | head -n 25
+    echo
+    sed '/^# per thread and object/q' "$out/threads.txt" | grep -v '^#' | grep -v '^$' | head -n 12
+    echo
+    echo "written to $out"
 }

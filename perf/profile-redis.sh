@@ -72,24 +72,10 @@ if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/nu
     DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools
 fi
 
-stamp=$(date -u +%Y-%m-%dT%H%M%SZ)
-OUT=${OUT:-$here/results/profile-redis-$NAME-$stamp}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/redis-profile.XXXXXX")
 REDIS_PID=
 BENCH_PID=
 PERF_PID=
-cleanup() {
-    for p in $PERF_PID $BENCH_PID $REDIS_PID; do
-        kill -TERM "$p" 2>/dev/null || true
-        wait "$p" 2>/dev/null || true
-    done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+profile_workspace "profile-redis-$NAME" PERF_PID BENCH_PID REDIS_PID
 
 # --- Redis, preloaded -------------------------------------------------------------------------
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -174,9 +160,4 @@ perf_reports "$work/perf.data" "$OUT" "$FREQ" "$SECS" "redis-server: $NAME ($sta
 
 echo
 cat "$OUT/header.txt"
-echo
-head -n 40 "$OUT/top.txt" | grep -v '^#' | grep -v '^$' | head -n 25
-echo
-sed '/^# per thread and object/q' "$OUT/threads.txt" | grep -v '^#' | grep -v '^$' | head -n 12
-echo
-echo "written to $OUT"
+perf_summary "$OUT"

@@ -108,24 +108,10 @@ BIN_DIR=$(cd "$BIN_DIR" && pwd)
 [[ -x $BIN_DIR/ringstore-load ]] || die "$BIN_DIR/ringstore-load missing"
 [[ -n $PID ]] || [[ -x $BIN_DIR/ringstore-node ]] || die "$BIN_DIR/ringstore-node missing"
 
-stamp=$(date -u +%Y-%m-%dT%H%M%SZ)
-OUT=${OUT:-$here/results/profile-$NAME-$stamp}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/ringstore-profile.XXXXXX")
 NODE_STARTED=
 LOAD_PID=
 PERF_PID=
-cleanup() {
-    for p in $PERF_PID $LOAD_PID $NODE_STARTED; do
-        kill -TERM "$p" 2>/dev/null || true
-        wait "$p" 2>/dev/null || true
-    done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+profile_workspace "profile-$NAME" PERF_PID LOAD_PID NODE_STARTED
 
 # --- the node ---------------------------------------------------------------------------------
 if [[ -z $PID ]]; then
@@ -215,9 +201,4 @@ perf_reports "$work/perf.data" "$OUT" "$FREQ" "$PERF_SECS" "ringstore-node: $NAM
     grep -vE '^\[|^load:' "$OUT/load.txt" | sed 's/^/  /'
 } >"$OUT/header.txt"
 
-echo
-head -n 40 "$OUT/top.txt" | grep -v '^#' | grep -v '^$' | head -n 25
-echo
-sed '/^# per thread and object/q' "$OUT/threads.txt" | grep -v '^#' | grep -v '^$' | head -n 12
-echo
-echo "written to $OUT"
+perf_summary "$OUT"
