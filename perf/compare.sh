@@ -81,8 +81,8 @@
 #   --pin-redis             redis-server on the first CPU this script may use and Redis's client
 #                           (redis-benchmark, or ringstore-load --protocol resp) on the second,
 #                           with taskset: the placement a one-shard node has (its shard pinned
-#                           to the first CPU, the load tool left the other), so neither server
-#                           shares its CPU with its client by the scheduler's choice
+#                           to the first CPU, the load tool left the other), so both servers
+#                           are placed alike. Interleaved, it did not change Redis's rate
 #                           (docs/BENCHMARKS.md, twenty-fourth session). The node's own
 #                           placement and its clients are left as they are either way.
 #
