@@ -111,6 +111,8 @@ usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 die() { echo "compare.sh: $*" >&2; exit 2; }
 # shellcheck source=perf/node-ready.sh
 . "$here/node-ready.sh"
+# shellcheck source=perf/redis-common.sh
+. "$here/redis-common.sh"
 
 while (($#)); do
     case $1 in
@@ -300,14 +302,6 @@ stop_server() {
     SERVER_PID=
 }
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-cpu_ticks() { # utime + stime of a process, in clock ticks (fields after the command name)
-    sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
-}
-TICKS=$(getconf CLK_TCK)
 
 # start_node BIN_DIR LOG [RESP_DURABILITY]: starts a node on a fresh directory; sets SERVER_PID
 # and NODE_ADDR, and with RESP_DURABILITY also RESP_PORT (its --resp port, with that durability)
@@ -353,14 +347,7 @@ start_redis() {
 # The 100,000 keys redis-benchmark -r 100000 draws from (key:%012d, 16 bytes), with its 100-byte
 # value, as a redis-cli --pipe stream: the same preload the node gets from ringstore-load.
 PRELOAD=$work/preload.resp
-python3 - "$PRELOAD" <<'EOF'
-import sys
-v = b"x" * 100
-with open(sys.argv[1], "wb") as f:
-    for i in range(100000):
-        k = b"key:%012d" % i
-        f.write(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(k), k, len(v), v))
-EOF
+write_redis_preload "$PRELOAD"
 
 # The same-client loads' preloads (SETs) and warm passes (GETs): redis-benchmark's keys
 # (-r 1000000: key:%012d) and ringstore-load's (100,000 keys: k%015d), 100-byte values.

@@ -45,6 +45,8 @@ usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 die() { echo "profile-redis.sh: $*" >&2; exit 2; }
 # shellcheck source=perf/perf-reports.sh
 . "$here/perf-reports.sh"
+# shellcheck source=perf/redis-common.sh
+. "$here/redis-common.sh"
 
 while (($#)); do
     case $1 in
@@ -78,7 +80,7 @@ PERF_PID=
 profile_workspace "profile-redis-$NAME" PERF_PID BENCH_PID REDIS_PID
 
 # --- Redis, preloaded -------------------------------------------------------------------------
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 redis_cmd=(redis-server --port "$port" --bind 127.0.0.1 --dir "$work" --save '' --daemonize no
            --logfile '')
 case $PERSISTENCE in
@@ -92,14 +94,7 @@ for _ in $(seq 200); do
     kill -0 "$REDIS_PID" 2>/dev/null || die "redis-server exited; see $OUT/redis.log"
     sleep 0.05
 done
-python3 - "$work/preload.resp" <<'PY'
-import sys
-v = b"x" * 100
-with open(sys.argv[1], "wb") as f:
-    for i in range(100000):
-        k = b"key:%012d" % i
-        f.write(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(k), k, len(v), v))
-PY
+write_redis_preload "$work/preload.resp"
 redis-cli -p "$port" --pipe <"$work/preload.resp" >/dev/null
 
 # --- the load, one window without perf, one with ----------------------------------------------
@@ -109,14 +104,12 @@ bench_cmd=(redis-benchmark -p "$port" -c 50 -d 100 -r 100000 -t "$TEST" -P "$PIP
 BENCH_PID=$!
 sleep "$DELAY"
 
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # sleeps PID: voluntary context switches of every thread of PID so far (times it went to sleep).
 sleeps() {
     cat /proc/"$1"/task/*/status 2>/dev/null \
         | awk '$1 == "voluntary_ctxt_switches:" { n += $2 } END { print n + 0 }'
 }
 commands() { redis-cli -p "$port" info stats | sed -n 's/^total_commands_processed:\([0-9]*\).*/\1/p'; }
-hz=$(getconf CLK_TCK)
 # window COMMAND...: runs COMMAND and prints the operations per second, the CPU per operation
 # of redis-server and redis-benchmark, and redis-server's sleeps per operation.
 window() {
@@ -127,7 +120,7 @@ window() {
     s1=$(cpu_ticks "$REDIS_PID"); b1=$(cpu_ticks "$BENCH_PID"); v1=$(sleeps "$REDIS_PID")
     c1=$(commands); t1=$(date +%s.%N)
     awk -v s="$((s1 - s0))" -v b="$((b1 - b0))" -v v="$((v1 - v0))" -v c="$((c1 - c0 - 1))" \
-        -v t0="$t0" -v t1="$t1" -v hz="$hz" 'BEGIN {
+        -v t0="$t0" -v t1="$t1" -v hz="$TICKS" 'BEGIN {
             printf "%.0f ops/s  redis-server %.3f us/op  redis-benchmark %.3f us/op  ", c / (t1 - t0),
                    s / hz * 1e6 / c, b / hz * 1e6 / c
             printf "redis-server voluntary context switches %.3f/op  (%d ops in %.2f s)\n", v / c, c, t1 - t0 }'
