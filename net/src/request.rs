@@ -372,6 +372,51 @@ fn write_versions(w: &mut Writer, v: VersionSelect) {
     }
 }
 
+/// A Put body read in one pass, for a caller that consumes each field as it is read (the node's
+/// inline put, `node/src/inline.rs`): the table name, then the row's pairs one at a time, then
+/// the write options. It accepts exactly the bodies [`Request::decode`] accepts for
+/// [`Opcode::Put`] and yields the same table, pairs and options, but reads each pair once:
+/// decoding a [`FieldList`] walks it to check it and iterating walks it again.
+#[derive(Debug, Clone)]
+pub struct PutReader<'a> {
+    r: Reader<'a>,
+    /// Pairs not read yet.
+    left: usize,
+}
+
+impl<'a> PutReader<'a> {
+    /// Reads the table name and the row's field count.
+    pub fn new(body: &'a [u8]) -> WireResult<(&'a str, PutReader<'a>)> {
+        let mut r = Reader::new(body);
+        let table = r.name("table")?;
+        let at = r.position();
+        let count = usize::from(r.u16("fields count")?);
+        if count > crate::wire::FIELDS_MAX {
+            return Err(WireError::TooManyFields { at, count });
+        }
+        Ok((table, PutReader { r, left: count }))
+    }
+
+    /// The next `(name, value)` pair of the row, None after the last.
+    pub fn next_pair(&mut self) -> WireResult<Option<(&'a str, ValueRef<'a>)>> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        self.left -= 1;
+        let name = self.r.name("field name")?;
+        let value = self.r.value()?;
+        Ok(Some((name, value)))
+    }
+
+    /// Reads the pairs left, then the write options, and checks that the body ends there.
+    pub fn finish(mut self) -> WireResult<WriteOptions> {
+        while self.next_pair()?.is_some() {}
+        let options = read_write_options(&mut self.r)?;
+        self.r.finish()?;
+        Ok(options)
+    }
+}
+
 fn read_write_body<'a>(r: &mut Reader<'a>, opcode: Opcode) -> WireResult<WriteBody<'a>> {
     Ok(match opcode {
         Opcode::Put => WriteBody::Put { row: FieldList::read(r)? },
@@ -391,7 +436,26 @@ fn write_write_body(w: &mut Writer, body: &WriteBody<'_>) {
     }
 }
 
+/// Bytes of a write's options: condition (1), token (8), option bits (1), version (8), TTL (8).
+const WRITE_OPTIONS_BYTES: usize = 26;
+
 fn read_write_options(r: &mut Reader<'_>) -> WireResult<WriteOptions> {
+    // The common case in one bounds check: no condition and known option bits. Anything else,
+    // including every error, is read field by field below.
+    if let Some(b) = r.peek::<WRITE_OPTIONS_BYTES>() {
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        let (kind, token, bits) = (b[0], u64_at(1), b[9]);
+        if kind == 0 && token == 0 && bits & !(OPT_VERSION | OPT_TTL | OPT_RETURN_ROW) == 0 {
+            let (version, ttl) = (u64_at(10), u64_at(18));
+            r.take(WRITE_OPTIONS_BYTES, "write options")?;
+            return Ok(WriteOptions {
+                condition: Condition::Always,
+                version: (bits & OPT_VERSION != 0).then_some(version),
+                ttl_seconds: (bits & OPT_TTL != 0).then_some(ttl),
+                return_row: bits & OPT_RETURN_ROW != 0,
+            });
+        }
+    }
     let at = r.position();
     let kind = r.u8("condition")?;
     let token = r.u64("condition token")?;
@@ -863,5 +927,76 @@ mod tests {
             assert_eq!(durability_of(durability_flags(d)), Ok(d));
         }
         assert_eq!(durability_of(Flags(3 << Flags::DURABILITY_SHIFT)), Err(3));
+    }
+
+    /// A Put's table, pairs and options.
+    type PutParts<'a> = (&'a str, Vec<(&'a str, ValueRef<'a>)>, WriteOptions);
+
+    /// What a [`PutReader`] makes of `body`: the same shape as `Request::decode`'s Put.
+    fn read_put(body: &[u8]) -> WireResult<PutParts<'_>> {
+        let (table, mut r) = PutReader::new(body)?;
+        let mut pairs = Vec::new();
+        while let Some(pair) = r.next_pair()? {
+            pairs.push(pair);
+        }
+        Ok((table, pairs, r.finish()?))
+    }
+
+    #[test]
+    fn put_reader_accepts_and_yields_what_decode_does() {
+        let row = FieldsBuf::of([
+            ("id", ValueRef::Long(7)),
+            ("name", ValueRef::String("x")),
+            ("gone", ValueRef::Null),
+        ]);
+        let options = WriteOptions {
+            condition: Condition::IfVersion(RowToken(99)),
+            version: Some(5),
+            ttl_seconds: Some(60),
+            return_row: true,
+        };
+        let mut bodies = Vec::new();
+        // The condition takes the options' field-by-field read, the others its one-check read.
+        let unconditional = WriteOptions { condition: Condition::Always, ..options };
+        for (row, options) in [
+            (row.list(), options),
+            (row.list(), unconditional),
+            (FieldList::empty(), WriteOptions::default()),
+        ] {
+            let mut w = Writer::default();
+            Request::Write { table: "t", body: WriteBody::Put { row }, options }.encode(&mut w);
+            // Every truncation, a trailing byte and a bad byte at every position: the two
+            // decoders must agree on each.
+            for cut in 0..=w.buf.len() {
+                bodies.push(w.buf[..cut].to_vec());
+            }
+            let mut longer = w.buf.clone();
+            longer.push(0);
+            bodies.push(longer);
+            for at in 0..w.buf.len() {
+                let mut bad = w.buf.clone();
+                bad[at] ^= 0xFF;
+                bodies.push(bad);
+            }
+        }
+        let (mut accepted, mut refused) = (0, 0);
+        for body in &bodies {
+            let decoded = Request::decode(Opcode::Put, body);
+            match (decoded, read_put(body)) {
+                (
+                    Ok(Request::Write { table, body: WriteBody::Put { row }, options }),
+                    Ok((t, pairs, o)),
+                ) => {
+                    assert_eq!((table, row.iter().collect::<Vec<_>>(), options), (t, pairs, o));
+                    accepted += 1;
+                }
+                (Err(a), Err(b)) => {
+                    assert_eq!(a, b, "the same error for {body:?}");
+                    refused += 1;
+                }
+                (a, b) => panic!("decode {a:?} but PutReader {b:?} for {body:?}"),
+            }
+        }
+        assert!(accepted >= 2 && refused > 20, "{accepted} accepted, {refused} refused");
     }
 }

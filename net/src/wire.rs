@@ -113,6 +113,11 @@ impl<'a> Reader<'a> {
     }
 
     /// `n` bytes, borrowed; fails (without allocating) if fewer are left.
+    /// The next `N` bytes without reading them, if the body has that many left.
+    pub fn peek<const N: usize>(&self) -> Option<&'a [u8; N]> {
+        self.body.get(self.pos..self.pos + N)?.try_into().ok()
+    }
+
     pub fn take(&mut self, n: usize, what: &'static str) -> WireResult<&'a [u8]> {
         let left = self.body.len() - self.pos;
         if n > left {

@@ -94,7 +94,7 @@ pub(crate) async fn close_after_reading(shard: &Shard, out: &Output, writer_task
     let finish = async {
         out.all_finished().await;
         out.done.set(true);
-        out.ready.notify(usize::MAX);
+        out.ready.notify_all();
         if !out.killed.get() {
             writer_task.await;
         }

@@ -23,9 +23,7 @@ use std::rc::Rc;
 
 use ringstore_net::request::Request;
 use ringstore_net::{Header, Opcode};
-use ringstore_storage::table::{
-    encode_primary_key_into, partition_of, CatalogTable, ValueRef, VersionSelect,
-};
+use ringstore_storage::table::{encode_primary_key_into, CatalogTable, ValueRef, VersionSelect};
 use ringstore_storage::{Upcoming, PREFETCH_BATCH_KEYS_MAX};
 
 use crate::shard::Shard;
@@ -124,9 +122,7 @@ impl BatchKeys {
             key_values.copy_from_slice(&sorted[..AHEAD_KEY_VALUES_MAX]);
         }
         ahead.get = Some(GetAhead { table, versions, key_values });
-        let owned = encoded.is_ok_and(|(_, len)| {
-            shard.owner(partition_of(&self.scratch[..len], shard.partitions())) == shard.id
-        });
+        let owned = encoded.is_ok_and(|(_, len)| shard.owns_shard_key(&self.scratch[..len]));
         if owned {
             let start = self.keys.len() as u32;
             self.keys.extend_from_slice(&self.scratch);

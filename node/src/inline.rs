@@ -25,10 +25,10 @@
 use std::rc::Rc;
 
 use ringstore_net::frame::HEADER_BYTES;
-use ringstore_net::request::{durability_of, Request, WriteBody, WriteOptions};
-use ringstore_net::{response, FieldList, Header, Writer};
+use ringstore_net::request::{durability_of, PutReader, Request};
+use ringstore_net::{response, Header, Opcode, Writer};
 use ringstore_storage::table::{
-    partition_of, primary_key_refs, OpResult, PutOptions, TableSchema, WriteOutcome,
+    primary_key_refs, OpResult, PutOptions, RowSlots, TableSchema, WriteOutcome,
 };
 use ringstore_storage::DurableWait;
 use ringstore_storage::{Durability, ReadNow};
@@ -79,11 +79,11 @@ pub fn run(
         let Some(key) = keys.stored_key(frame) else { return Inline::Spawn };
         return get(shard, h, frame.body, ahead, key, now_ms, out);
     }
+    if h.opcode == Opcode::Put {
+        return put(shard, h, frame.body, durability, now_ms, out).unwrap_or(Inline::Spawn);
+    }
     let Ok(req) = Request::decode(h.opcode, frame.body) else { return Inline::Spawn };
     match req {
-        Request::Write { table, body: WriteBody::Put { row }, options } => {
-            put(shard, h, table, row, &options, durability, now_ms, out)
-        }
         Request::Write { .. } if route(shard, &req, false) != Route::Local => Inline::Spawn,
         Request::Write { table, body, options } => {
             let owned = OwnedWrite::of(&body);
@@ -102,34 +102,39 @@ pub fn run(
     }
 }
 
-/// A single-version, unconditional Put, checked, encoded and appended without allocating
-/// (`TableStore::put_now`); anything else, or a row another shard owns, takes a task.
+/// A single-version, unconditional Put, read from `body` one field at a time straight into its
+/// row's slots (`PutReader`, `RowSlots`: one pass over the fields, no `Request` built), checked,
+/// encoded and appended without allocating (`TableStore::put_row_now`). None, having done
+/// nothing, for anything else: a body that does not decode (the task's decode reports it), a
+/// put the allocation-free path declines, or a row another shard owns.
 fn put(
     shard: &Shard,
     h: Header,
-    table: &str,
-    row: FieldList<'_>,
-    options: &WriteOptions,
+    body: &[u8],
     durability: Durability,
     now_ms: u64,
     out: &mut Vec<u8>,
-) -> Inline {
-    let Ok(t) = shard.tables.table(table) else { return Inline::Spawn };
+) -> Option<Inline> {
+    let (table, mut fields) = PutReader::new(body).ok()?;
+    let t = shard.tables.table(table).ok()?;
+    let mut row = RowSlots::new();
+    while let Some((name, value)) = fields.next_pair().ok()? {
+        if !row.add(&t, name, value) {
+            return None;
+        }
+    }
+    let options = fields.finish().ok()?;
     let options = PutOptions {
         condition: options.condition,
         version: options.version,
         ttl_seconds: options.ttl_seconds,
     };
-    let owns =
-        |shard_key: &[u8]| shard.owner(partition_of(shard_key, shard.partitions())) == shard.id;
+    let owns = |shard_key: &[u8]| shard.owns_shard_key(shard_key);
     let mut scratch = shard.scratch.borrow_mut();
-    let Some(done) =
-        shard.tables.put_now(&t, row.iter(), options, durability, now_ms, &mut scratch, owns)
-    else {
-        return Inline::Spawn;
-    };
+    let done =
+        shard.tables.put_row_now(&t, &row, options, durability, now_ms, &mut scratch, owns)?;
     shard.counters.count_op(h.opcode);
-    respond_written(shard, h, t.schema(), done, out)
+    Some(respond_written(shard, h, t.schema(), done, out))
 }
 
 /// The response of an inline write: at once, or (for a write that waits for durability) in a

@@ -67,3 +67,4 @@ pub mod shard;
 pub mod shutdown;
 pub mod sync;
 pub mod table_ops;
+pub mod wakeup;

@@ -13,6 +13,7 @@ use crate::budget::BufferBudget;
 use crate::buffers::BufPool;
 use crate::counters::Counters;
 use crate::inflight::InflightSlot;
+use crate::wakeup::Wakeup;
 
 /// Bytes handed to the socket at a time; each must be taken within the read timeout.
 pub const WRITE_CHUNK_BYTES: usize = 256 * 1024;
@@ -35,9 +36,9 @@ pub struct Output {
     /// The shard's buffer budget, which `unsent` and `reserved` are counted in.
     budget: Rc<BufferBudget>,
     /// Woken when unsent or reserved bytes go down (a write, a send, a finished request).
-    pub(crate) drained: event_listener::Event,
+    pub(crate) drained: Wakeup,
     /// Woken when `pending` gets bytes, when the connection is done, or when it is killed.
-    pub(crate) ready: event_listener::Event,
+    pub(crate) ready: Wakeup,
     /// No more responses will come: write what is pending and close.
     pub(crate) done: Cell<bool>,
     /// Close at once, dropping what is pending (output cap exceeded, or a write failed).
@@ -50,7 +51,7 @@ pub struct Output {
     /// (responses would overtake it), so the read loop leaves `pending` to the writer.
     pub(crate) writing: Cell<bool>,
     /// Woken when a request of this connection finishes.
-    pub(crate) finished: event_listener::Event,
+    pub(crate) finished: Wakeup,
     /// The read loop's task while it waits for input (`read_interrupt.rs`), and the unsent
     /// bytes at which that wait must end (`usize::MAX` when none is left).
     read_waker: WakerCell,
@@ -78,14 +79,14 @@ impl Output {
             unsent: Cell::default(),
             reserved: Cell::default(),
             budget,
-            drained: event_listener::Event::new(),
-            ready: event_listener::Event::new(),
+            drained: Wakeup::new(),
+            ready: Wakeup::new(),
             done: Cell::default(),
             killed: Cell::default(),
             input_seen: Cell::default(),
             inflight: Cell::default(),
             writing: Cell::default(),
-            finished: event_listener::Event::new(),
+            finished: Wakeup::new(),
             read_waker: WakerCell::default(),
             read_cap: Cell::new(usize::MAX),
         }
@@ -99,7 +100,7 @@ impl Output {
         }
         self.pending.borrow_mut().extend_from_slice(frame);
         self.add_unsent(frame.len());
-        self.ready.notify(usize::MAX);
+        self.ready.notify_all();
     }
 
     /// Counts `n` more queued response bytes.
@@ -116,7 +117,7 @@ impl Output {
         self.unsent.set(self.unsent.get() - n);
         self.budget.give(n);
         if n > 0 {
-            self.drained.notify(usize::MAX);
+            self.drained.notify_all();
         }
     }
 
@@ -136,7 +137,7 @@ impl Output {
     pub(crate) fn unreserve(&self, bytes: usize) {
         self.reserved.set(self.reserved.get() - bytes);
         self.budget.give(bytes);
-        self.drained.notify(usize::MAX);
+        self.drained.notify_all();
     }
 
     /// Resolves once fewer than `bytes` response bytes are committed (or the connection is
@@ -178,9 +179,9 @@ impl Output {
     pub(crate) fn kill(&self) {
         self.killed.set(true);
         self.wake_read();
-        self.ready.notify(usize::MAX);
-        self.finished.notify(usize::MAX);
-        self.drained.notify(usize::MAX);
+        self.ready.notify_all();
+        self.finished.notify_all();
+        self.drained.notify_all();
     }
 
     pub(crate) async fn wait_ready(&self) {
@@ -207,7 +208,7 @@ impl Output {
         buffers.give(frame);
         drop(slot);
         self.inflight.set(self.inflight.get() - 1);
-        self.finished.notify(usize::MAX);
+        self.finished.notify_all();
     }
 
     /// Hands the pending responses to the socket now with one non-blocking `send`, unless the
@@ -241,7 +242,7 @@ impl Output {
             }
         } else {
             drop(pending);
-            self.ready.notify(usize::MAX);
+            self.ready.notify_all();
         }
     }
 }

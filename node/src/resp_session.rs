@@ -78,7 +78,7 @@ impl Conn {
         self.order.fill(seq, reply, &self.out);
         drop(slot);
         self.out.inflight.set(self.out.inflight.get() - 1);
-        self.out.finished.notify(usize::MAX);
+        self.out.finished.notify_all();
     }
 
     /// The cursor `id` (forgotten once used: each SCAN call hands out a new one).

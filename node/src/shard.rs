@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use glommio::sync::Semaphore;
 use ringstore_net::{Opcode, ShardStats, Topology};
-use ringstore_storage::table::{PartitionCount, PartitionMap, PutScratch, TableStore};
+use ringstore_storage::table::{
+    partition_of, PartitionCount, PartitionMap, PutScratch, TableStore,
+};
 
 use crate::budget::BufferBudget;
 use crate::buffers::BufPool;
@@ -73,6 +75,13 @@ impl Shard {
     /// The shard that owns `partition`.
     pub fn owner(&self, partition: u32) -> usize {
         self.map.shard_of(partition) as usize
+    }
+
+    /// Whether this shard owns the rows of encoded shard key `shard_key`. A node of one shard
+    /// owns every partition, so it does not hash the key to find out (the inline paths ask
+    /// once per request).
+    pub fn owns_shard_key(&self, shard_key: &[u8]) -> bool {
+        self.shards() == 1 || self.owner(partition_of(shard_key, self.partitions())) == self.id
     }
 
     /// Takes a node-wide connection slot, or refuses past the cap.

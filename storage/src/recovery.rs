@@ -420,6 +420,7 @@ fn build_state<D: Disk>(
         sync_wanted_seq: 0,
         pending_since: None,
         flusher_armed: false,
+        flusher_waiting: false,
         checkpoint_lsn: replay.checkpoint_lsn,
         bytes_since_checkpoint: report.bytes_scanned,
         poisoned: None,

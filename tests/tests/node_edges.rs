@@ -122,6 +122,7 @@ fn client_that_stops_sending_and_never_reads_is_closed() {
         .expect("put");
     let owner = c.shard_of("blobs", &key).expect("routable").expect("owner");
     let before = stat_sum(&c.stats().expect("stats"), "connections");
+    let accepted_before = stat_sum(&c.stats().expect("stats"), "connections_total");
 
     let mut hog = raw_socket(shard_addr(&node, owner));
     let get = get_body("blobs", &key);
@@ -132,8 +133,13 @@ fn client_that_stops_sending_and_never_reads_is_closed() {
     hog.write_all(&requests).expect("send the gets");
     hog.shutdown(Shutdown::Write).expect("half-close: no more requests");
 
-    // The node must close it although its read side already saw EOF.
+    // The node must close it although its read side already saw EOF. First until the node has
+    // accepted it (the sends above complete in the kernel before that, and the open count would
+    // still read `before`), then until it is closed.
     let deadline = Instant::now() + std::time::Duration::from_secs(60);
+    while stat_sum(&c.stats().expect("stats"), "connections_total") == accepted_before {
+        assert!(Instant::now() < deadline, "the node never accepted the half-closed client");
+    }
     while stat_sum(&c.stats().expect("stats"), "connections") > before {
         assert!(Instant::now() < deadline, "a half-closed client that never reads stayed open");
     }

@@ -68,8 +68,11 @@ pub(crate) fn request_durable<D: Disk>(
             return None;
         }
     }
+    let wake = std::mem::take(&mut st.flusher_waiting);
     drop(st);
-    shared.flush_wanted.notify(1);
+    if wake {
+        shared.flush_wanted.notify(1);
+    }
     Some(DurableWait { seq, synced: durability == Durability::Sync })
 }
 
@@ -162,6 +165,7 @@ async fn next_job<D: Disk>(shared: &Shared<D>) -> Option<Job> {
             if st.flusher_stop {
                 return None;
             }
+            st.flusher_waiting = true;
             st.pending_since.filter(|_| has_data).map(|t| t + interval)
         };
         match deadline {
@@ -171,6 +175,7 @@ async fn next_job<D: Disk>(shared: &Shared<D>) -> Option<Job> {
                 futures_lite::future::or(listener, glommio::timer::sleep(wait)).await;
             }
         }
+        shared.state.borrow_mut_deferring().flusher_waiting = false;
     }
 }
 

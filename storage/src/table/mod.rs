@@ -33,5 +33,5 @@ pub use index_work::{
 };
 pub use op_error::{OpError, OpResult};
 pub use partition_map::{PartitionMap, PARTITION_MAP_FILE};
-pub use put_now::{PutOptions, PutScratch, INLINE_PUT_SLOTS_MAX};
+pub use put_now::{PutOptions, PutScratch, RowSlots, INLINE_PUT_SLOTS_MAX};
 pub use table_store::{TableStore, WRITE_ATTEMPTS_MAX};

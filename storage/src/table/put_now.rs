@@ -48,6 +48,42 @@ pub struct PutScratch {
     value: Vec<u8>,
 }
 
+/// A row's non-NULL values sorted by role as its fields are read: key fields by key position,
+/// the others by slot. Filled by [`RowSlots::add`] and written by [`TableStore::put_row_now`].
+#[derive(Debug, Clone, Copy)]
+pub struct RowSlots<'v> {
+    key: [Option<ValueRef<'v>>; PRIMARY_KEY_FIELDS_MAX],
+    values: [Option<ValueRef<'v>>; INLINE_PUT_SLOTS_MAX],
+}
+
+impl Default for RowSlots<'_> {
+    fn default() -> Self {
+        RowSlots::new()
+    }
+}
+
+impl<'v> RowSlots<'v> {
+    pub fn new() -> RowSlots<'v> {
+        RowSlots { key: [None; PRIMARY_KEY_FIELDS_MAX], values: [None; INLINE_PUT_SLOTS_MAX] }
+    }
+
+    /// Adds field `name` of table `t` (a NULL is no value). False when the put must take the
+    /// general path: `name` is not a field of the table, was given twice, or the table is wider
+    /// than [`INLINE_PUT_SLOTS_MAX`].
+    pub fn add(&mut self, t: &CatalogTable, name: &str, value: ValueRef<'v>) -> bool {
+        if value == ValueRef::Null {
+            return true;
+        }
+        // A slot past the array is a table too wide for this path (`takes_inline_puts`).
+        let slot = match t.schema().field_role(name) {
+            None => return false,
+            Some((_, FieldRole::Key(p))) => self.key.get_mut(p),
+            Some((_, FieldRole::Slot(s))) => self.values.get_mut(s),
+        };
+        slot.is_some_and(|slot| slot.replace(value).is_none())
+    }
+}
+
 impl<D: Disk> TableStore<D> {
     /// Puts a row given as borrowed pairs (NULL: absent) without allocating. `owns` gets the
     /// encoded shard key and says whether this shard owns its partition. Returns None, having
@@ -66,27 +102,38 @@ impl<D: Disk> TableStore<D> {
         scratch: &mut PutScratch,
         owns: impl FnOnce(&[u8]) -> bool,
     ) -> Option<OpResult<(WriteOutcome, Option<DurableWait>)>> {
-        if !takes_inline_puts(t, options) {
-            return None;
-        }
-        let schema = t.schema();
-        let mut key = [None; PRIMARY_KEY_FIELDS_MAX];
-        let mut values = [None; INLINE_PUT_SLOTS_MAX];
-        for (name, value) in pairs.filter(|(_, v)| *v != ValueRef::Null) {
-            let twice = match schema.field_role(name)?.1 {
-                FieldRole::Key(p) => key[p].replace(value).is_some(),
-                FieldRole::Slot(s) => values[s].replace(value).is_some(),
-            };
-            if twice {
+        let mut row = RowSlots::new();
+        for (name, value) in pairs {
+            if !row.add(t, name, value) {
                 return None;
             }
         }
-        let shard_key_len = encode_primary_key_fields(schema, &key, &mut scratch.key).ok()?;
+        self.put_row_now(t, &row, options, durability, now, scratch, owns)
+    }
+
+    /// [`Self::put_now`] of a row already sorted into [`RowSlots`] (the node's inline put fills
+    /// them as it reads the request's fields, `ringstore_net::request::PutReader`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn put_row_now(
+        &self,
+        t: &CatalogTable,
+        row: &RowSlots<'_>,
+        options: PutOptions,
+        durability: Durability,
+        now: u64,
+        scratch: &mut PutScratch,
+        owns: impl FnOnce(&[u8]) -> bool,
+    ) -> Option<OpResult<(WriteOutcome, Option<DurableWait>)>> {
+        if !takes_inline_puts(t, options) {
+            return None;
+        }
+        let (schema, key, values) = (t.schema(), &row.key, &row.values);
+        let shard_key_len = encode_primary_key_fields(schema, key, &mut scratch.key).ok()?;
         if !owns(&scratch.key[..shard_key_len]) {
             return None;
         }
         let PutScratch { key, value } = scratch;
-        self.put_slots_now(t, key, &values, options, durability, now, value)
+        self.put_slots_now(t, key, values, options, durability, now, value)
     }
 
     /// [`Self::put_now`] of a row whose key the caller has already encoded: `stored_key` must

@@ -188,12 +188,18 @@ impl<D: Disk> TableStore<D> {
 
     /// The table called `name`.
     pub fn table(&self, name: &str) -> Result<Rc<CatalogTable>, TableError> {
-        self.tables
-            .borrow()
+        let tables = self.tables.borrow();
+        let mut last = tables.last.borrow_mut();
+        if let Some(t) = last.as_ref().filter(|t| t.name().as_str() == name) {
+            return Ok(Rc::clone(t));
+        }
+        let t = tables
             .by_name
             .get(name)
             .cloned()
-            .ok_or_else(|| TableError::UnknownTable { table: name.to_owned() })
+            .ok_or_else(|| TableError::UnknownTable { table: name.to_owned() })?;
+        *last = Some(Rc::clone(&t));
+        Ok(t)
     }
 
     /// The row with full key `key`, with the versions `select` asks for; None if it does not

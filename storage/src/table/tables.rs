@@ -4,6 +4,7 @@
 //! They live apart from `table_store.rs` because the filter that `table_store.rs` installs reads
 //! them; kept there, the store and its filter would depend on each other.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use ahash::AHashMap;
@@ -19,6 +20,10 @@ pub(crate) struct Tables {
     pub next_id: u32,
     /// The ids of every index the catalog has, in any state: keys under them are index entries.
     pub index_ids: ahash::AHashSet<u32>,
+    /// The table the last lookup by name found: a load writes to one table request after
+    /// request, and comparing its name is cheaper than hashing it (`TableStore::table`).
+    /// Rebuilt empty with the rest after every DDL statement.
+    pub last: RefCell<Option<Rc<CatalogTable>>>,
 }
 
 impl Tables {
@@ -30,6 +35,7 @@ impl Tables {
             by_id: all.iter().map(|t| (t.id().0, t.clone())).collect(),
             next_id: catalog.next_id().0,
             index_ids: all.iter().flat_map(|t| t.indexes().iter().map(|i| i.id().0)).collect(),
+            last: RefCell::new(None),
         }
     }
 }
