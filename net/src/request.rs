@@ -372,21 +372,23 @@ fn write_versions(w: &mut Writer, v: VersionSelect) {
     }
 }
 
-/// A Put body read in one pass, for a caller that consumes each field as it is read (the node's
-/// inline put, `node/src/inline.rs`): the table name, then the row's pairs one at a time, then
-/// the write options. It accepts exactly the bodies [`Request::decode`] accepts for
-/// [`Opcode::Put`] and yields the same table, pairs and options, but reads each pair once:
-/// decoding a [`FieldList`] walks it to check it and iterating walks it again.
+/// A Get or Put body read in one pass, for a caller that consumes each field as it is read (the
+/// node's inline put, `node/src/inline.rs`, and its look-ahead of Gets, `node/src/frame_batch.rs`):
+/// the table name, then the key's or row's pairs one at a time, then what follows them (a Get's
+/// version selection, a Put's write options). It accepts exactly the bodies [`Request::decode`]
+/// accepts for [`Opcode::Get`] and [`Opcode::Put`] and yields the same table, pairs and the rest,
+/// but reads each pair once: decoding a [`FieldList`] walks it to check it and iterating walks it
+/// again.
 #[derive(Debug, Clone)]
-pub struct PutReader<'a> {
+pub struct FieldsReader<'a> {
     r: Reader<'a>,
     /// Pairs not read yet.
     left: usize,
 }
 
-impl<'a> PutReader<'a> {
-    /// Reads the table name and the row's field count.
-    pub fn new(body: &'a [u8]) -> WireResult<(&'a str, PutReader<'a>)> {
+impl<'a> FieldsReader<'a> {
+    /// Reads the table name and the field count.
+    pub fn new(body: &'a [u8]) -> WireResult<(&'a str, FieldsReader<'a>)> {
         let mut r = Reader::new(body);
         let table = r.name("table")?;
         let at = r.position();
@@ -394,10 +396,10 @@ impl<'a> PutReader<'a> {
         if count > crate::wire::FIELDS_MAX {
             return Err(WireError::TooManyFields { at, count });
         }
-        Ok((table, PutReader { r, left: count }))
+        Ok((table, FieldsReader { r, left: count }))
     }
 
-    /// The next `(name, value)` pair of the row, None after the last.
+    /// The next `(name, value)` pair, None after the last.
     pub fn next_pair(&mut self) -> WireResult<Option<(&'a str, ValueRef<'a>)>> {
         if self.left == 0 {
             return Ok(None);
@@ -408,12 +410,27 @@ impl<'a> PutReader<'a> {
         Ok(Some((name, value)))
     }
 
-    /// Reads the pairs left, then the write options, and checks that the body ends there.
-    pub fn finish(mut self) -> WireResult<WriteOptions> {
-        while self.next_pair()?.is_some() {}
+    /// A Put's end: reads the pairs left, then the write options, and checks that the body
+    /// ends there.
+    pub fn finish_put(mut self) -> WireResult<WriteOptions> {
+        self.skip_pairs()?;
         let options = read_write_options(&mut self.r)?;
         self.r.finish()?;
         Ok(options)
+    }
+
+    /// A Get's end: reads the pairs left, then the version selection, and checks that the body
+    /// ends there.
+    pub fn finish_get(mut self) -> WireResult<VersionSelect> {
+        self.skip_pairs()?;
+        let versions = read_versions(&mut self.r)?;
+        self.r.finish()?;
+        Ok(versions)
+    }
+
+    fn skip_pairs(&mut self) -> WireResult<()> {
+        while self.next_pair()?.is_some() {}
+        Ok(())
     }
 }
 
@@ -932,18 +949,27 @@ mod tests {
     /// A Put's table, pairs and options.
     type PutParts<'a> = (&'a str, Vec<(&'a str, ValueRef<'a>)>, WriteOptions);
 
-    /// What a [`PutReader`] makes of `body`: the same shape as `Request::decode`'s Put.
-    fn read_put(body: &[u8]) -> WireResult<PutParts<'_>> {
-        let (table, mut r) = PutReader::new(body)?;
+    /// What a [`FieldsReader`] makes of `body`, the first `take` pairs read one by one:
+    /// the same shape as `Request::decode`'s Put.
+    fn read_put(body: &[u8], take: usize) -> WireResult<PutParts<'_>> {
+        let (table, mut r) = FieldsReader::new(body)?;
         let mut pairs = Vec::new();
-        while let Some(pair) = r.next_pair()? {
+        while pairs.len() < take {
+            let Some(pair) = r.next_pair()? else { break };
             pairs.push(pair);
         }
-        Ok((table, pairs, r.finish()?))
+        let skipped = r.clone();
+        let options = r.finish_put()?;
+        // The pairs `finish_put` skipped, for the comparison.
+        let mut rest = skipped;
+        while let Some(pair) = rest.next_pair()? {
+            pairs.push(pair);
+        }
+        Ok((table, pairs, options))
     }
 
     #[test]
-    fn put_reader_accepts_and_yields_what_decode_does() {
+    fn fields_reader_accepts_and_yields_what_decode_does_for_a_put() {
         let row = FieldsBuf::of([
             ("id", ValueRef::Long(7)),
             ("name", ValueRef::String("x")),
@@ -980,9 +1006,9 @@ mod tests {
             }
         }
         let (mut accepted, mut refused) = (0, 0);
-        for body in &bodies {
+        for (body, take) in bodies.iter().zip((0..4).cycle()) {
             let decoded = Request::decode(Opcode::Put, body);
-            match (decoded, read_put(body)) {
+            match (decoded, read_put(body, take)) {
                 (
                     Ok(Request::Write { table, body: WriteBody::Put { row }, options }),
                     Ok((t, pairs, o)),
@@ -994,7 +1020,51 @@ mod tests {
                     assert_eq!(a, b, "the same error for {body:?}");
                     refused += 1;
                 }
-                (a, b) => panic!("decode {a:?} but PutReader {b:?} for {body:?}"),
+                (a, b) => panic!("decode {a:?} but FieldsReader {b:?} for {body:?}"),
+            }
+        }
+        assert!(accepted >= 2 && refused > 20, "{accepted} accepted, {refused} refused");
+    }
+
+    #[test]
+    fn fields_reader_accepts_and_yields_what_decode_does_for_a_get() {
+        let key = FieldsBuf::of([("id", ValueRef::Long(7)), ("at", ValueRef::String("x"))]);
+        let mut bodies = Vec::new();
+        for versions in [VersionSelect::Newest, VersionSelect::Range { from: 1, to: 2, max: 3 }] {
+            let mut w = Writer::default();
+            Request::Get { table: "t", key: key.list(), versions }.encode(&mut w);
+            for cut in 0..=w.buf.len() {
+                bodies.push(w.buf[..cut].to_vec());
+            }
+            let mut longer = w.buf.clone();
+            longer.push(0);
+            bodies.push(longer);
+            for at in 0..w.buf.len() {
+                let mut bad = w.buf.clone();
+                bad[at] ^= 0xFF;
+                bodies.push(bad);
+            }
+        }
+        let read_get = |body| -> WireResult<(&str, Vec<_>, VersionSelect)> {
+            let (table, mut r) = FieldsReader::new(body)?;
+            let mut pairs = Vec::new();
+            while let Some(pair) = r.next_pair()? {
+                pairs.push(pair);
+            }
+            Ok((table, pairs, r.finish_get()?))
+        };
+        let (mut accepted, mut refused) = (0, 0);
+        for body in &bodies {
+            match (Request::decode(Opcode::Get, body), read_get(body)) {
+                (Ok(Request::Get { table, key, versions }), Ok(read)) => {
+                    assert_eq!((table, key.iter().collect::<Vec<_>>(), versions), read);
+                    accepted += 1;
+                }
+                (Err(a), Err(b)) => {
+                    assert_eq!(a, b, "the same error for {body:?}");
+                    refused += 1;
+                }
+                (a, b) => panic!("decode {a:?} but FieldsReader {b:?} for {body:?}"),
             }
         }
         assert!(accepted >= 2 && refused > 20, "{accepted} accepted, {refused} refused");

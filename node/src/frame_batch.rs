@@ -21,9 +21,12 @@
 
 use std::rc::Rc;
 
-use ringstore_net::request::Request;
+use ringstore_net::request::FieldsReader;
 use ringstore_net::{Header, Opcode};
-use ringstore_storage::table::{encode_primary_key_into, CatalogTable, ValueRef, VersionSelect};
+use ringstore_storage::table::limits::PRIMARY_KEY_FIELDS_MAX;
+use ringstore_storage::table::{
+    encode_primary_key_fields, CatalogTable, FieldRole, ValueRef, VersionSelect,
+};
 use ringstore_storage::{Upcoming, PREFETCH_BATCH_KEYS_MAX};
 
 use crate::shard::Shard;
@@ -112,17 +115,16 @@ impl BatchKeys {
         if header.opcode != Opcode::Get {
             return ahead;
         }
-        let Ok(Request::Get { table, key, versions }) = Request::decode(header.opcode, body) else {
-            return ahead;
-        };
-        let Ok(table) = shard.tables.table(table) else { return ahead };
-        let encoded = encode_primary_key_into(table.schema(), key.iter(), &mut self.scratch);
+        // One pass over the body: each key field straight into its key position. Anything
+        // unusual (a body that does not decode, an unknown table, a field that is not a key
+        // field or comes twice) leaves the Get undecoded: where it runs, the general decode
+        // reports it.
+        let Some((table, sorted, versions)) = read_get(shard, body) else { return ahead };
+        let encoded = encode_primary_key_fields(table.schema(), &sorted, &mut self.scratch);
         let mut key_values = [None; AHEAD_KEY_VALUES_MAX];
-        if let Ok((sorted, _)) = &encoded {
-            key_values.copy_from_slice(&sorted[..AHEAD_KEY_VALUES_MAX]);
-        }
+        key_values.copy_from_slice(&sorted[..AHEAD_KEY_VALUES_MAX]);
         ahead.get = Some(GetAhead { table, versions, key_values });
-        let owned = encoded.is_ok_and(|(_, len)| shard.owns_shard_key(&self.scratch[..len]));
+        let owned = encoded.is_ok_and(|len| shard.owns_shard_key(&self.scratch[..len]));
         if owned {
             let start = self.keys.len() as u32;
             self.keys.extend_from_slice(&self.scratch);
@@ -143,3 +145,28 @@ impl BatchKeys {
         shard.tables.store().prefetch(&upcoming[..owned]);
     }
 }
+
+/// A Get's table, key values by key position and version selection, read from its body in one
+/// pass (`FieldsReader`); None for anything the general decode must see.
+fn read_get<'b>(
+    shard: &Shard,
+    body: &'b [u8],
+) -> Option<(Rc<CatalogTable>, KeyValues<'b>, VersionSelect)> {
+    let (table, mut fields) = FieldsReader::new(body).ok()?;
+    let table = shard.tables.table(table).ok()?;
+    let mut sorted: KeyValues<'b> = [None; PRIMARY_KEY_FIELDS_MAX];
+    while let Some((name, value)) = fields.next_pair().ok()? {
+        if value == ValueRef::Null {
+            continue;
+        }
+        let Some((_, FieldRole::Key(p))) = table.schema().field_role(name) else { return None };
+        if sorted[p].replace(value).is_some() {
+            return None;
+        }
+    }
+    let versions = fields.finish_get().ok()?;
+    Some((table, sorted, versions))
+}
+
+/// A key's values by key position.
+type KeyValues<'b> = [Option<ValueRef<'b>>; PRIMARY_KEY_FIELDS_MAX];

@@ -25,7 +25,7 @@
 use std::rc::Rc;
 
 use ringstore_net::frame::HEADER_BYTES;
-use ringstore_net::request::{durability_of, PutReader, Request};
+use ringstore_net::request::{durability_of, FieldsReader, Request};
 use ringstore_net::{response, Header, Opcode, Writer};
 use ringstore_storage::table::{
     primary_key_refs, OpResult, PutOptions, RowSlots, TableSchema, WriteOutcome,
@@ -103,7 +103,7 @@ pub fn run(
 }
 
 /// A single-version, unconditional Put, read from `body` one field at a time straight into its
-/// row's slots (`PutReader`, `RowSlots`: one pass over the fields, no `Request` built), checked,
+/// row's slots (`FieldsReader`, `RowSlots`: one pass over the fields, no `Request` built), checked,
 /// encoded and appended without allocating (`TableStore::put_row_now`). None, having done
 /// nothing, for anything else: a body that does not decode (the task's decode reports it), a
 /// put the allocation-free path declines, or a row another shard owns.
@@ -115,7 +115,7 @@ fn put(
     now_ms: u64,
     out: &mut Vec<u8>,
 ) -> Option<Inline> {
-    let (table, mut fields) = PutReader::new(body).ok()?;
+    let (table, mut fields) = FieldsReader::new(body).ok()?;
     let t = shard.tables.table(table).ok()?;
     let mut row = RowSlots::new();
     while let Some((name, value)) = fields.next_pair().ok()? {
@@ -123,7 +123,7 @@ fn put(
             return None;
         }
     }
-    let options = fields.finish().ok()?;
+    let options = fields.finish_put().ok()?;
     let options = PutOptions {
         condition: options.condition,
         version: options.version,

@@ -112,7 +112,7 @@ impl<D: Disk> TableStore<D> {
     }
 
     /// [`Self::put_now`] of a row already sorted into [`RowSlots`] (the node's inline put fills
-    /// them as it reads the request's fields, `ringstore_net::request::PutReader`).
+    /// them as it reads the request's fields, `ringstore_net::request::FieldsReader`).
     #[allow(clippy::too_many_arguments)]
     pub fn put_row_now(
         &self,

@@ -38,9 +38,10 @@ pub use index_query::{IndexHit, IndexPage, IndexQuery};
 pub use key::{decode_index_entry, encode_index_entry, index_key_range, index_prefix, IndexEntry};
 pub use key::{
     decode_primary_key, encode_partial_key, encode_partial_key_named, encode_primary_key,
-    encode_primary_key_into, encode_primary_key_named, encode_primary_key_refs, encode_shard_key,
-    key_range, partial_key_values, prefix_successor, primary_key_refs, primary_key_values,
-    shard_key_prefix_len, table_prefix, FieldRange, KeyByteRange, RangeBound,
+    encode_primary_key_fields, encode_primary_key_into, encode_primary_key_named,
+    encode_primary_key_refs, encode_shard_key, key_range, partial_key_values, prefix_successor,
+    primary_key_refs, primary_key_values, shard_key_prefix_len, table_prefix, FieldRange,
+    KeyByteRange, RangeBound,
 };
 pub use name::{Name, NameProblem};
 pub use partition::{
