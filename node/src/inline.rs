@@ -104,7 +104,7 @@ pub fn run(
 
 /// A single-version, unconditional Put, read from `body` one field at a time straight into its
 /// row's slots (`FieldsReader`, `RowSlots`: one pass over the fields, no `Request` built), checked,
-/// encoded and appended without allocating (`TableStore::put_row_now`). None, having done
+/// encoded and appended without allocating (`TableStore::put_now`). None, having done
 /// nothing, for anything else: a body that does not decode (the task's decode reports it), a
 /// put the allocation-free path declines, or a row another shard owns.
 fn put(
@@ -131,8 +131,7 @@ fn put(
     };
     let owns = |shard_key: &[u8]| shard.owns_shard_key(shard_key);
     let mut scratch = shard.scratch.borrow_mut();
-    let done =
-        shard.tables.put_row_now(&t, &row, options, durability, now_ms, &mut scratch, owns)?;
+    let done = shard.tables.put_now(&t, &row, options, durability, now_ms, &mut scratch, owns)?;
     shard.counters.count_op(h.opcode);
     Some(respond_written(shard, h, t.schema(), done, out))
 }

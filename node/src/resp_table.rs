@@ -26,7 +26,7 @@ use std::rc::Rc;
 
 use ringstore_storage::table::{
     for_each_version, partition_of, visit_row, CatalogTable, Condition, OpResult, PutOptions,
-    TableResult, Value, ValueRef, VersionSelect, WriteOp, WriteOutcome,
+    RowSlots, TableResult, Value, ValueRef, VersionSelect, WriteOp, WriteOutcome,
 };
 use ringstore_storage::{Durability, DurableWait};
 
@@ -240,7 +240,9 @@ pub fn apply_now(
                 (VALUE_FIELD, ValueRef::Binary(value)),
             ]);
             let owns = |_: &[u8]| true;
-            shard.tables.put_now(t, pairs, options, durability, now, &mut scratch, owns)
+            RowSlots::of(t, pairs).and_then(|row| {
+                shard.tables.put_now(t, &row, options, durability, now, &mut scratch, owns)
+            })
         }
     };
     drop(scratch);

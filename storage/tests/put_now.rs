@@ -10,7 +10,7 @@ mod common;
 
 use common::{open_tables, run, sim, T0_MS};
 use ringstore_storage::table::*;
-use ringstore_storage::{Durability, ManualClock};
+use ringstore_storage::{Durability, DurableWait, ManualClock};
 
 const NOSYNC: Durability = Durability::NoSync;
 
@@ -32,6 +32,20 @@ fn row(ts: i64) -> Vec<(&'static str, Value)> {
 
 fn refs<'a>(pairs: &'a [(&'a str, Value)]) -> impl Iterator<Item = (&'a str, ValueRef<'a>)> {
     pairs.iter().map(|(n, v)| (*n, ValueRef::from(v)))
+}
+
+/// `TableStore::put_now` of `pairs` sorted as the node's inline put sorts them: declined (None)
+/// when `RowSlots` refuses a field, as when `put_now` refuses the row.
+fn put_now<D: ringstore_storage::disk::Disk>(
+    ts: &TableStore<D>,
+    t: &CatalogTable,
+    pairs: &[(&str, Value)],
+    options: PutOptions,
+    scratch: &mut PutScratch,
+    owns: impl FnOnce(&[u8]) -> bool,
+) -> Option<OpResult<(WriteOutcome, Option<DurableWait>)>> {
+    let row = RowSlots::of(t, refs(pairs))?;
+    ts.put_now(t, &row, options, NOSYNC, T0_MS, scratch, owns)
 }
 
 /// The row as read back, without the token (which differs between any two writes).
@@ -64,7 +78,7 @@ fn put_now_writes_what_write_writes() {
         ];
         for (i, (options, version, ttl)) in cases.into_iter().enumerate() {
             let pairs = row(i as i64);
-            let done = ts.put_now(&a, refs(&pairs), options, NOSYNC, T0_MS, &mut scratch, |_| true);
+            let done = put_now(&ts, &a, &pairs, options, &mut scratch, |_| true);
             let (outcome, wait) = done.expect("taken inline").unwrap();
             assert!(wait.is_none(), "a NoSync put waits for nothing");
             let mut op = WriteOp::put(&pairs);
@@ -118,7 +132,7 @@ fn put_now_declines_what_needs_the_general_path() {
             ),
         ];
         for (what, pairs, options) in &refused {
-            let done = ts.put_now(&a, refs(pairs), *options, NOSYNC, T0_MS, &mut scratch, |_| true);
+            let done = put_now(&ts, &a, &pairs, *options, &mut scratch, |_| true);
             assert!(done.is_none(), "{what}: declined");
             let mut op = WriteOp::put(pairs);
             if let Some(v) = options.version {
@@ -127,12 +141,9 @@ fn put_now_declines_what_needs_the_general_path() {
             assert!(ts.write("a", &op, NOSYNC).await.is_err(), "{what}: the general path refuses");
         }
         let conditional = PutOptions { condition: Condition::IfAbsent, ..Default::default() };
-        let done = ts.put_now(&a, refs(&good), conditional, NOSYNC, T0_MS, &mut scratch, |_| true);
+        let done = put_now(&ts, &a, &good, conditional, &mut scratch, |_| true);
         assert!(done.is_none(), "a conditional put reads first");
-        let done =
-            ts.put_now(&a, refs(&good), PutOptions::default(), NOSYNC, T0_MS, &mut scratch, |_| {
-                false
-            });
+        let done = put_now(&ts, &a, &good, PutOptions::default(), &mut scratch, |_| false);
         assert!(done.is_none(), "another shard's row");
         let key = [("dev", Value::String("d-1".into())), ("ts", Value::Timestamp(1))];
         assert_eq!(
@@ -142,15 +153,7 @@ fn put_now_declines_what_needs_the_general_path() {
         );
         let v = ts.table("v").unwrap();
         let pairs = [("k", Value::Long(1)), ("n", Value::Long(2))];
-        let done = ts.put_now(
-            &v,
-            refs(&pairs),
-            PutOptions::default(),
-            NOSYNC,
-            T0_MS,
-            &mut scratch,
-            |_| true,
-        );
+        let done = put_now(&ts, &v, &pairs, PutOptions::default(), &mut scratch, |_| true);
         assert!(done.is_none(), "a multi-version table keeps older versions");
     })
 }
@@ -170,7 +173,7 @@ fn put_encoded_now_writes_what_put_now_writes_and_declines_a_key_field_among_the
                 .enumerate()
         {
             let pairs = row(i as i64);
-            let done = ts.put_now(&a, refs(&pairs), options, NOSYNC, T0_MS, &mut scratch, |_| true);
+            let done = put_now(&ts, &a, &pairs, options, &mut scratch, |_| true);
             done.expect("taken inline").unwrap();
             let key: Vec<_> =
                 pairs.iter().filter(|(n, _)| matches!(*n, "dev" | "ts")).cloned().collect();

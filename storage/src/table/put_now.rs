@@ -49,7 +49,7 @@ pub struct PutScratch {
 }
 
 /// A row's non-NULL values sorted by role as its fields are read: key fields by key position,
-/// the others by slot. Filled by [`RowSlots::add`] and written by [`TableStore::put_row_now`].
+/// the others by slot. Filled by [`RowSlots::add`] and written by [`TableStore::put_now`].
 #[derive(Debug, Clone, Copy)]
 pub struct RowSlots<'v> {
     key: [Option<ValueRef<'v>>; PRIMARY_KEY_FIELDS_MAX],
@@ -65,6 +65,15 @@ impl Default for RowSlots<'_> {
 impl<'v> RowSlots<'v> {
     pub fn new() -> RowSlots<'v> {
         RowSlots { key: [None; PRIMARY_KEY_FIELDS_MAX], values: [None; INLINE_PUT_SLOTS_MAX] }
+    }
+
+    /// The row of `pairs` (NULL: absent) of table `t`; None when [`RowSlots::add`] refuses one.
+    pub fn of<'n>(
+        t: &CatalogTable,
+        pairs: impl IntoIterator<Item = (&'n str, ValueRef<'v>)>,
+    ) -> Option<RowSlots<'v>> {
+        let mut row = RowSlots::new();
+        pairs.into_iter().all(|(name, value)| row.add(t, name, value)).then_some(row)
     }
 
     /// Adds field `name` of table `t` (a NULL is no value). False when the put must take the
@@ -85,36 +94,16 @@ impl<'v> RowSlots<'v> {
 }
 
 impl<D: Disk> TableStore<D> {
-    /// Puts a row given as borrowed pairs (NULL: absent) without allocating. `owns` gets the
+    /// Puts a row, its borrowed values sorted into [`RowSlots`] (the node's inline put fills them
+    /// as it reads the request's fields, `ringstore_net::request::FieldsReader`), without
+    /// allocating. `owns` gets the
     /// encoded shard key and says whether this shard owns its partition. Returns None, having
     /// done nothing, when the put must take the general path (see the module docs) or another
     /// shard owns it; otherwise the outcome and what is left to wait for before acknowledging
     /// (as [`TableStore::write_now`]). `now` is the store's clock as the caller last read it
     /// ([`crate::Store::now_ms`]): the version of a put without one, and where TTLs count from.
     #[allow(clippy::too_many_arguments)]
-    pub fn put_now<'n, 'v>(
-        &self,
-        t: &CatalogTable,
-        pairs: impl Iterator<Item = (&'n str, ValueRef<'v>)>,
-        options: PutOptions,
-        durability: Durability,
-        now: u64,
-        scratch: &mut PutScratch,
-        owns: impl FnOnce(&[u8]) -> bool,
-    ) -> Option<OpResult<(WriteOutcome, Option<DurableWait>)>> {
-        let mut row = RowSlots::new();
-        for (name, value) in pairs {
-            if !row.add(t, name, value) {
-                return None;
-            }
-        }
-        self.put_row_now(t, &row, options, durability, now, scratch, owns)
-    }
-
-    /// [`Self::put_now`] of a row already sorted into [`RowSlots`] (the node's inline put fills
-    /// them as it reads the request's fields, `ringstore_net::request::FieldsReader`).
-    #[allow(clippy::too_many_arguments)]
-    pub fn put_row_now(
+    pub fn put_now(
         &self,
         t: &CatalogTable,
         row: &RowSlots<'_>,
