@@ -132,7 +132,7 @@ fn put_now_declines_what_needs_the_general_path() {
             ),
         ];
         for (what, pairs, options) in &refused {
-            let done = put_now(&ts, &a, &pairs, *options, &mut scratch, |_| true);
+            let done = put_now(&ts, &a, pairs, *options, &mut scratch, |_| true);
             assert!(done.is_none(), "{what}: declined");
             let mut op = WriteOp::put(pairs);
             if let Some(v) = options.version {
