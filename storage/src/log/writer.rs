@@ -65,8 +65,13 @@ pub struct LogWriter {
 /// Most flushed chunk buffers kept for reuse.
 pub const SPARE_CHUNK_BUFFERS_MAX: usize = 2;
 /// A flushed chunk buffer larger than this is freed instead of kept: kept buffers cost at most
-/// `SPARE_CHUNK_BUFFERS_MAX * SPARE_CHUNK_BUFFER_BYTES_MAX` bytes per shard.
-pub const SPARE_CHUNK_BUFFER_BYTES_MAX: usize = 4 * 1024 * 1024;
+/// `SPARE_CHUNK_BUFFERS_MAX * SPARE_CHUNK_BUFFER_BYTES_MAX` bytes per shard, as much as the
+/// unflushed bytes a shard may hold ([`WRITE_BUFFER_BYTES_MAX`]). A NoSync flush at pipeline 32
+/// takes 2.9-4.8 MB (16,527 records at the median, 27,215 at most, a 100-byte-value load at 1.2M
+/// puts/s); with 4 MiB here, a chunk that grew past it was freed and the next chunk grew again
+/// from nothing, and `Vec` growth under `record::encode` was 1.05% of a put's CPU
+/// (docs/BENCHMARKS.md, twenty-fifth session).
+pub const SPARE_CHUNK_BUFFER_BYTES_MAX: usize = 8 * 1024 * 1024;
 
 /// What [`LogWriter::reserve`] decided for the next records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,7 +151,9 @@ impl LogWriter {
             r.sealed_segment = Some(self.active);
             self.active = new_id;
             self.active_end = SEGMENT_HEADER_BYTES;
-            self.pending.push_back(Chunk::new(new_id, SEGMENT_HEADER_BYTES, true));
+            let mut chunk = Chunk::new(new_id, SEGMENT_HEADER_BYTES, true);
+            chunk.bytes = self.spare.pop().unwrap_or_default();
+            self.pending.push_back(chunk);
             r = Reservation {
                 segment: new_id,
                 offset: SEGMENT_HEADER_BYTES,
