@@ -5,11 +5,13 @@
 //! What runs inline (everything else gets a task of its own, `dispatch.rs`):
 //! - a Get on this shard whose row is in memory: a record cache hit, a row not flushed yet, or a
 //!   row that does not exist (`TableStore::read_stored_now`), encoded from the stored bytes;
-//! - a Put on this shard that needs no read (single-version table, no condition): checked,
-//!   encoded into the shard's reused key and row buffers, appended to the log and applied to the
-//!   index here, from the request's borrowed fields (`TableStore::put_now`);
-//! - a Delete (or a Put the allocation-free path declines, such as a very wide row) that needs
-//!   no read: the same through the table layer's owned values (`TableStore::write_now`).
+//! - a Put on this shard that needs no read (single-version table, no condition): read in one
+//!   pass, checked, encoded into the shard's reused key and row buffers, appended to the log and
+//!   applied to the index here, from the request's borrowed fields (`TableStore::put_now`); a
+//!   Put that path declines (a very wide row, an unknown field, a body that does not decode)
+//!   takes a task;
+//! - an unconditional Delete: the same through the table layer's owned values
+//!   (`TableStore::write_now`).
 //!
 //! A `NoSync` write is then answered at once; a `Sync` or `WriteNoSync` write leaves its encoded
 //! response and the group commit sequence it waits for to the shard's acknowledger, which sends

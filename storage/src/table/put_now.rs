@@ -96,8 +96,8 @@ impl<'v> RowSlots<'v> {
 impl<D: Disk> TableStore<D> {
     /// Puts a row, its borrowed values sorted into [`RowSlots`] (the node's inline put fills them
     /// as it reads the request's fields, `ringstore_net::request::FieldsReader`), without
-    /// allocating. `owns` gets the
-    /// encoded shard key and says whether this shard owns its partition. Returns None, having
+    /// allocating. `owns` gets the encoded shard key and says whether this shard owns its
+    /// partition. Returns None, having
     /// done nothing, when the put must take the general path (see the module docs) or another
     /// shard owns it; otherwise the outcome and what is left to wait for before acknowledging
     /// (as [`TableStore::write_now`]). `now` is the store's clock as the caller last read it
