@@ -3,7 +3,7 @@
 //! `event_listener::Event::notify` takes a SeqCst fence and the event's lock on every call, even
 //! with no listener. A connection's output notifies on every queued response, every send and
 //! every finished request, and almost always nobody is listening: under Sync puts at pipeline
-//! 32 the notifications of finished requests alone were 3.9% of the shard's CPU
+//! 32 the notifications of finished requests alone were 3.85% of the shard's CPU
 //! (docs/BENCHMARKS.md, twenty-fifth session). A [`Wakeup`] remembers whether anyone listened
 //! since its last notification and skips the call when nobody did. Everything that uses one
 //! runs on the shard's thread, so a plain `Cell` is enough.
