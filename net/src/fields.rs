@@ -20,11 +20,7 @@ pub struct FieldList<'a> {
 impl<'a> FieldList<'a> {
     /// Reads and checks a fields list at the reader's position.
     pub fn read(r: &mut Reader<'a>) -> WireResult<FieldList<'a>> {
-        let at = r.position();
-        let count = usize::from(r.u16("fields count")?);
-        if count > FIELDS_MAX {
-            return Err(WireError::TooManyFields { at, count });
-        }
+        let count = read_count(r)?;
         let start = r.position();
         let mut probe = r.clone();
         for _ in 0..count {
@@ -65,6 +61,16 @@ impl<'a> FieldList<'a> {
     pub fn to_values(&self) -> Vec<(&'a str, Option<Value>)> {
         self.iter().map(|(name, v)| (name, v.to_value())).collect()
     }
+}
+
+/// A fields list's count (u16), checked against [`FIELDS_MAX`] before any pair is read.
+pub(crate) fn read_count(r: &mut Reader<'_>) -> WireResult<usize> {
+    let at = r.position();
+    let count = usize::from(r.u16("fields count")?);
+    if count > FIELDS_MAX {
+        return Err(WireError::TooManyFields { at, count });
+    }
+    Ok(count)
 }
 
 /// Iterator over a checked [`FieldList`].

@@ -391,12 +391,8 @@ impl<'a> FieldsReader<'a> {
     pub fn new(body: &'a [u8]) -> WireResult<(&'a str, FieldsReader<'a>)> {
         let mut r = Reader::new(body);
         let table = r.name("table")?;
-        let at = r.position();
-        let count = usize::from(r.u16("fields count")?);
-        if count > crate::wire::FIELDS_MAX {
-            return Err(WireError::TooManyFields { at, count });
-        }
-        Ok((table, FieldsReader { r, left: count }))
+        let left = crate::fields::read_count(&mut r)?;
+        Ok((table, FieldsReader { r, left }))
     }
 
     /// The next `(name, value)` pair, None after the last.
