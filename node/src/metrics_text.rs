@@ -104,6 +104,11 @@ const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
         Counter,
         "Bytes of the segments compaction retired; minus the moved bytes, the garbage reclaimed.",
     ),
+    (
+        "compaction_read_bytes",
+        Counter,
+        "Bytes compaction read from its victims (whole segments, or only their live records' ranges).",
+    ),
     ("checkpoints", Counter, "Index checkpoints written."),
     // Group commit and fsync; percentiles cover the time since the daemon started.
     ("group_commits", Counter, "Log flushes: one write per group of writers."),
@@ -127,7 +132,7 @@ const DESCRIPTIONS: &[(&str, Kind, &str)] = &[
     (
         "maintenance_steps",
         Counter,
-        "Maintenance steps (checkpoint snapshots, compaction's index re-pointing) the shard ran.",
+        "Maintenance steps (checkpoint snapshots, compaction's index walks and re-pointing) run.",
     ),
     (
         "maintenance_step_us_p50",

@@ -142,6 +142,7 @@ impl Shard {
         push("compactions", s.counters.compactions);
         push("compaction_moved_bytes", s.counters.compaction_moved_bytes);
         push("compaction_reclaimed_bytes", s.counters.compaction_reclaimed_bytes);
+        push("compaction_read_bytes", s.counters.compaction_read_bytes);
         push("checkpoints", s.counters.checkpoints);
         push("group_commits", s.counters.flushes);
         push("group_commit_records", s.counters.flushed_records);

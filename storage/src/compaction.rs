@@ -3,7 +3,8 @@
 //! The maintenance task compacts once the store's garbage share reaches the threshold, the
 //! segments with the most garbage first (`SegmentTable::space_victims`); `Store::compact`
 //! compacts every sealed segment whose own garbage ratio reaches it. A victim is read front to
-//! back. Each record
+//! back, whole or (usually) only the ranges that hold its live records, found by walking the
+//! index ([`live_spans`]). Each record
 //! the index still points at is copied to the log head with its original LSN, version and expiry
 //! (flag MOVED) and the index is re-pointed (for a segment whose dead-record map is complete,
 //! without a lookup per record: the map tells the live records, and the re-pointing is done in
@@ -24,12 +25,15 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use crate::compaction_filter::FilterDecision;
-use crate::constants::{SEGMENT_HEADER_BYTES, WRITE_BUFFER_BYTES_MAX};
+use crate::constants::{
+    COMPACTION_GARBAGE_MIN_SEGMENTS, SEGMENT_HEADER_BYTES, SEQUENTIAL_READ_BYTES,
+    WRITE_BUFFER_BYTES_MAX,
+};
 use crate::disk::{Disk, DiskFile};
-use crate::index::{IndexHint, Location};
+use crate::index::{IndexHint, Location, WalkStep};
 use crate::log::group_commit::{self, Durability};
 use crate::log::scan::{ScanItem, ScannedRecord, SegmentScanner};
-use crate::maintenance_step::{self, RELOCATION_STEP_MOVES};
+use crate::maintenance_step::{self, RELOCATION_STEP_MOVES, WALK_STEP_SLOTS};
 use crate::record::RecordKind;
 use crate::state::Shared;
 use crate::stats::record_elapsed_us;
@@ -51,6 +55,10 @@ pub struct CompactionReport {
     pub copies_superseded: u64,
     /// Segment bytes freed (deleted after the closing checkpoint).
     pub bytes_reclaimed: u64,
+    /// Victims read only where the index walk found live records (`live_spans`).
+    pub segments_walked: u64,
+    /// Victim bytes read.
+    pub bytes_read: u64,
 }
 
 /// Compacts every segment over the threshold now, then checkpoints (deleting them).
@@ -85,6 +93,8 @@ impl CompactionReport {
         self.records_rewritten += r.records_rewritten;
         self.copies_superseded += r.copies_superseded;
         self.bytes_reclaimed += r.bytes_reclaimed;
+        self.segments_walked += r.segments_walked;
+        self.bytes_read += r.bytes_read;
     }
 }
 
@@ -107,7 +117,10 @@ async fn pass<D: Disk>(shared: &Shared<D>, choice: Victims) -> Result<Compaction
         let st = shared.state.borrow();
         match choice {
             Victims::EveryOverThreshold => st.segments.compaction_victims(threshold),
-            Victims::UntilStoreUnderThreshold => st.segments.space_victims(threshold),
+            Victims::UntilStoreUnderThreshold => {
+                let min = COMPACTION_GARBAGE_MIN_SEGMENTS * shared.config.segment_size_bytes;
+                st.segments.space_victims(threshold, min)
+            }
         }
     };
     if victims.is_empty() {
@@ -125,6 +138,7 @@ async fn pass<D: Disk>(shared: &Shared<D>, choice: Victims) -> Result<Compaction
     st.counters.compactions += report.segments_compacted;
     st.counters.compaction_moved_bytes += report.bytes_moved;
     st.counters.compaction_reclaimed_bytes += report.bytes_reclaimed;
+    st.counters.compaction_read_bytes += report.bytes_read;
     Ok(report)
 }
 
@@ -142,16 +156,27 @@ async fn compact_segment<D: Disk>(
     // `end` is rounded up to the block size, but a segment recovered with a torn tail ends
     // mid-block: scan only the bytes the file has.
     let size = file.size().await.map_err(|e| Error::io("stat", &path, e))?;
-    let mut scanner = SegmentScanner::new(&*file, id, SEGMENT_HEADER_BYTES, size.min(end));
+    let whole = [(SEGMENT_HEADER_BYTES, size.min(end))];
+    let spans = live_spans(shared, id, size.min(end)).await;
+    if spans.is_some() {
+        report.segments_walked += 1;
+    }
     // Puts the dead-record map names are dropped on their verified header alone. If the map
     // names every dead record of the segment, the other Puts are copied without a lookup, and
     // their index entries re-pointed later, in key order (`Relocations`).
     let known_dead = |offset| shared.state.borrow().segments.is_dead(id, offset);
     let complete = shared.state.borrow().segments.get(id).is_some_and(|s| s.dead_map_complete);
     let mut relocations = complete.then(Relocations::default);
-    let scanned =
-        scan_and_move(shared, id, &path, &mut scanner, known_dead, relocations.as_mut(), report)
-            .await;
+    let scanned = async {
+        for &(start, stop) in spans.as_deref().unwrap_or(&whole) {
+            let mut scanner = SegmentScanner::new(&*file, id, start, stop);
+            report.bytes_read += stop - start;
+            let moved = relocations.as_mut();
+            scan_and_move(shared, id, &path, &mut scanner, &known_dead, moved, report).await?;
+        }
+        Ok(())
+    }
+    .await;
     // Applied even after a failure: the copies made so far are in the log, and their segments
     // count them live until the index says which ones it kept.
     if let Some(r) = relocations.as_mut() {
@@ -175,6 +200,85 @@ async fn compact_segment<D: Disk>(
     report.bytes_reclaimed += seg.end;
     Ok(())
 }
+
+/// Reading only the live records: the byte ranges of victim `id` (whose records end at `end`)
+/// that hold its live records, found by walking the index ([`Index::walk_segment`]), or None if
+/// the whole segment must be read. Under an overwrite load a victim is nearly all garbage, and
+/// reading all of it (64 MiB by default) to copy a few records competed with the flushes for the
+/// disk and cost compaction most of its CPU (docs/BENCHMARKS.md, twenty-sixth session).
+///
+/// The walk is used only when it can miss nothing the scan would keep and costs less:
+/// - every tombstone in the victim is covered by the checkpoint (a tombstone has no index entry
+///   to find it by; see [`SegmentInfo::tombstone_lsn_max`]), and
+/// - the index's slots, 24 bytes each, are no more bytes than the victim's records, so the walk
+///   reads less memory than the scan reads disk.
+///
+/// A walk that a merge of the index invalidates falls back to the whole segment. Records in a
+/// range that are not live are classified as a whole scan would (dead, covered, superseded),
+/// and a live record the walk missed would keep the segment's live bytes above zero, so it is
+/// not retired (`compact_segment`).
+///
+/// [`Index::walk_segment`]: crate::index::Index::walk_segment
+/// [`SegmentInfo::tombstone_lsn_max`]: crate::segments::SegmentInfo::tombstone_lsn_max
+async fn live_spans<D: Disk>(shared: &Shared<D>, id: u32, end: u64) -> Option<Vec<(u64, u64)>> {
+    let mut walk = {
+        let mut st = shared.state.borrow_mut();
+        if !shared.config.compaction_reads_live_ranges {
+            return None;
+        }
+        let seg = st.segments.get(id)?;
+        let record_bytes = end.saturating_sub(SEGMENT_HEADER_BYTES);
+        if seg.tombstone_lsn_max > st.checkpoint_lsn
+            || (st.index.walk_slots() as u64) * INDEX_ENTRY_BYTES > record_bytes
+        {
+            return None;
+        }
+        // Blind puts whose index update waits (`deferred_puts.rs`) are live but not in the
+        // index yet.
+        st.apply_deferred();
+        st.index.walk_segment(id)
+    };
+    loop {
+        let started = Instant::now();
+        let step = {
+            let mut st = shared.state.borrow_mut();
+            let step = st.index.walk_segment_step(&mut walk, WALK_STEP_SLOTS);
+            record_elapsed_us(&mut st.histograms.maintenance_step_us, started);
+            step
+        };
+        match step {
+            WalkStep::More => maintenance_step::yield_to_requests().await,
+            WalkStep::Done => break,
+            WalkStep::Invalidated => return None,
+        }
+    }
+    let mut found = walk.into_locations();
+    found.sort_unstable_by_key(|l| l.offset());
+    let mut spans: Vec<(u64, u64)> = Vec::new();
+    for l in found {
+        let (start, stop) = (l.offset(), (l.offset() + l.len()).min(end));
+        match spans.last_mut() {
+            Some(last)
+                if start <= last.1 + LIVE_SPAN_GAP_BYTES_MAX
+                    && stop - last.0 <= LIVE_SPAN_BYTES_MAX =>
+            {
+                last.1 = last.1.max(stop);
+            }
+            _ => spans.push((start, stop)),
+        }
+    }
+    Some(spans)
+}
+
+/// Bytes of an [`IndexEntry`](crate::index::IndexEntry), what the walk reads per slot.
+const INDEX_ENTRY_BYTES: u64 = 24;
+
+/// Dead bytes between two live records that one read takes rather than two: a read of 32 KiB
+/// costs this disk about what two small reads do (docs/BENCHMARKS.md, twenty-sixth session).
+const LIVE_SPAN_GAP_BYTES_MAX: u64 = 32 * 1024;
+
+/// The longest range one scanner reads, in reads of at most [`SEQUENTIAL_READ_BYTES`].
+const LIVE_SPAN_BYTES_MAX: u64 = 4 * SEQUENTIAL_READ_BYTES as u64;
 
 /// Reads a segment's records and moves the live ones.
 async fn scan_and_move<D: Disk>(

@@ -34,6 +34,10 @@ pub struct StoreConfig {
     /// default: such an open fails with [`Error::DamagedLog`], because the bytes may have held
     /// acknowledged writes of any key.
     pub accept_log_damage: bool,
+    /// Compaction reads only the ranges of a victim that hold its live records, found by walking
+    /// the index, where that is safe and cheaper than reading the whole segment
+    /// (`compaction.rs`, `live_spans`). Off: every victim is read whole (tests of that path).
+    pub compaction_reads_live_ranges: bool,
 }
 
 impl Default for StoreConfig {
@@ -49,6 +53,7 @@ impl Default for StoreConfig {
             maintenance_shares: 100,
             preallocate_segments: true,
             accept_log_damage: false,
+            compaction_reads_live_ranges: true,
         }
     }
 }

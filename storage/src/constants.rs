@@ -74,10 +74,19 @@ pub const CACHE_INLINE_BYTES: usize = 176;
 /// Default share of the store's bytes that may be garbage before the maintenance task compacts
 /// (the segments with the most garbage first, each at least this share garbage). Keeps disk use
 /// at or under `live / (1 - 0.5)` = 2x live data plus the active segment once compaction has
-/// caught up (as Redis's default AOF rewrite, at 100% growth). Per segment, 0.5 moved at most
+/// caught up (as Redis's default AOF rewrite, at 100% growth), or live data plus
+/// [`COMPACTION_GARBAGE_MIN_SEGMENTS`] segments if that is larger. Per segment, 0.5 moved at most
 /// one live record per record of garbage reclaimed (0.3 moved 2.3): 0.87-0.95x the node's CPU
 /// per SET in docs/BENCHMARKS.md (nineteenth session); store-wide, fewer (twentieth session).
 pub const GARBAGE_RATIO_THRESHOLD_DEFAULT: f64 = 0.5;
+
+/// The maintenance task compacts only once the store holds at least this many segments' worth
+/// of garbage (besides the garbage share reaching the threshold). A store whose live data is
+/// small beside a segment would otherwise compact each segment as soon as it is sealed, copying
+/// the quarter of it that is still live and would die in the next segment anyway; waiting lets
+/// the victims age to nearly all garbage. Disk use of a small store is then at most its live
+/// bytes plus this many segments plus the active one (docs/BENCHMARKS.md, twenty-sixth session).
+pub const COMPACTION_GARBAGE_MIN_SEGMENTS: u64 = 2;
 /// Default log bytes written between two index checkpoints.
 pub const CHECKPOINT_INTERVAL_BYTES_DEFAULT: u64 = 256 * 1024 * 1024;
 /// Sequential read size for recovery and compaction.

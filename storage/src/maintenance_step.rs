@@ -14,6 +14,10 @@
 /// about 1 ms.
 pub(crate) const RELOCATION_STEP_MOVES: usize = 2048;
 
+/// Index slots compaction's walk for a victim's live records visits in one step
+/// ([`crate::index::Index::walk_segment_step`]): 6 MiB of entries read in place.
+pub(crate) const WALK_STEP_SLOTS: usize = 256 * 1024;
+
 /// Bytes of a checkpoint section one step runs through crc32c: about 80 us.
 pub(crate) const CRC_STEP_BYTES: usize = 1024 * 1024;
 

@@ -100,6 +100,10 @@ pub struct SegmentInfo<F> {
     /// whose records may have died before. Compaction trusts the map of such a segment to tell
     /// the live records (it still checks each against the index before the index is changed).
     pub dead_map_complete: bool,
+    /// The highest LSN of a tombstone (of one key or of a range) in the segment: 0 for none,
+    /// `u64::MAX` for a segment found at open (not known without reading it). Compaction reads
+    /// only the live records of a victim whose tombstones the checkpoint covers (`compaction.rs`).
+    pub tombstone_lsn_max: u64,
 }
 
 impl<F> SegmentInfo<F> {
@@ -107,6 +111,7 @@ impl<F> SegmentInfo<F> {
     pub fn new(file: Option<Rc<F>>, end: u64, sealed: bool) -> Self {
         SegmentInfo {
             dead_map_complete: file.is_none(),
+            tombstone_lsn_max: if file.is_none() { 0 } else { u64::MAX },
             file,
             end,
             live_bytes: 0,
@@ -207,6 +212,12 @@ impl<F> SegmentTable<F> {
         self.get_mut(id).live_bytes += bytes;
     }
 
+    /// A tombstone with `lsn` was appended to segment `id` (see [`SegmentInfo::tombstone_lsn_max`]).
+    pub fn note_tombstone(&mut self, id: u32, lsn: u64) {
+        let s = self.get_mut(id);
+        s.tombstone_lsn_max = s.tombstone_lsn_max.max(lsn);
+    }
+
     pub fn sub_live(&mut self, id: u32, bytes: u64) {
         self.get_mut(id).take_live(id, bytes);
     }
@@ -274,13 +285,22 @@ impl<F> SegmentTable<F> {
     /// load at 0.5, compaction moved 0.2 live bytes per byte of garbage reclaimed instead of up
     /// to 1 (docs/BENCHMARKS.md, twentieth session), for the same bound: disk within
     /// live / (1 - threshold) plus the active segment.
-    pub fn space_victims(&self, threshold: f64) -> Vec<u32> {
+    ///
+    /// Nor while the store's garbage is under `garbage_min_bytes` (the maintenance task passes
+    /// [`COMPACTION_GARBAGE_MIN_SEGMENTS`] segments): a store whose live data is small beside a
+    /// segment is over any threshold as soon as a segment is sealed.
+    ///
+    /// [`COMPACTION_GARBAGE_MIN_SEGMENTS`]: crate::constants::COMPACTION_GARBAGE_MIN_SEGMENTS
+    pub fn space_victims(&self, threshold: f64, garbage_min_bytes: u64) -> Vec<u32> {
         let segments = self.map.values().filter(|s| !s.retired);
         let (mut used, mut garbage) =
             segments.fold((0, 0), |(u, g), s| (u + s.record_bytes(), g + s.garbage_bytes()));
         let mut victims = Vec::new();
         for id in self.compaction_victims(threshold) {
-            if used == 0 || (garbage as f64) < threshold * used as f64 {
+            if used == 0
+                || (garbage as f64) < threshold * used as f64
+                || garbage < garbage_min_bytes
+            {
                 break;
             }
             let g = self.map[&id].garbage_bytes();
@@ -386,12 +406,12 @@ mod tests {
         // where every segment over the threshold would be a victim of an explicit compaction.
         let t = table(&[(1, 1000, true), (2, 400, true), (3, 1000, true), (4, 1000, false)]);
         assert_eq!(t.compaction_victims(0.5), vec![2]);
-        assert!(t.space_victims(0.5).is_empty());
+        assert!(t.space_victims(0.5, 0).is_empty());
         // Store garbage (900 + 700 + 200 + 0) / 4000 = 0.45: still under.
         let t = table(&[(1, 100, true), (2, 300, true), (3, 800, true), (4, 1000, false)]);
-        assert!(t.space_victims(0.5).is_empty());
+        assert!(t.space_victims(0.5, 0).is_empty());
         assert_eq!(
-            t.space_victims(0.45),
+            t.space_victims(0.45, 0),
             vec![1],
             "0.45 reached; without 1's garbage, 900 / 3,100"
         );
@@ -408,17 +428,30 @@ mod tests {
             (5, 1000, false),
         ]);
         // Taking 2 (0.95 garbage) leaves 1,500 / 4,050 = 0.37: under 0.4, one victim.
-        assert_eq!(t.space_victims(0.4), vec![2]);
+        assert_eq!(t.space_victims(0.4, 0), vec![2]);
         // At 0.3, 0.37 is not under: 3 (0.8) too, leaving 700 / 3,250 = 0.215.
-        assert_eq!(t.space_victims(0.3), vec![2, 3]);
+        assert_eq!(t.space_victims(0.3, 0), vec![2, 3]);
         // At 0.2, 1 (0.6) too, leaving 100 / 2,650; segment 4 (0.1 garbage) is under the
         // threshold and never a victim.
-        assert_eq!(t.space_victims(0.2), vec![2, 3, 1]);
-        assert!(t.space_victims(0.5).is_empty());
+        assert_eq!(t.space_victims(0.2, 0), vec![2, 3, 1]);
+        assert!(t.space_victims(0.5, 0).is_empty());
         // Retired segments do not count: the next checkpoint deletes them.
         let mut t = table(&[(1, 0, true), (2, 900, true), (3, 1000, false)]);
-        assert_eq!(t.space_victims(0.1), vec![1], "1,100 / 3,000 counting segment 1");
+        assert_eq!(t.space_victims(0.1, 0), vec![1], "1,100 / 3,000 counting segment 1");
         t.map.get_mut(&1).expect("segment 1").retired = true;
-        assert!(t.space_victims(0.1).is_empty(), "100 / 2,000 without it");
+        assert!(t.space_victims(0.1, 0).is_empty(), "100 / 2,000 without it");
+    }
+
+    #[test]
+    fn background_victims_wait_for_the_minimum_garbage() {
+        // A store of little live data: the sealed segment 1 is 0.8 garbage, the store
+        // (800 + 0) / 2000 = 0.4, over 0.3, but its 800 garbage bytes are under a minimum of 1,500.
+        let t = table(&[(1, 200, true), (2, 1000, false)]);
+        assert_eq!(t.space_victims(0.3, 0), vec![1]);
+        assert!(t.space_victims(0.3, 1500).is_empty());
+        // Once 2 is sealed and mostly garbage too (800 + 700 = 1,500), the older one goes first,
+        // and one is enough: 700 left is under the minimum.
+        let t = table(&[(1, 200, true), (2, 300, true), (3, 1000, false)]);
+        assert_eq!(t.space_victims(0.3, 1500), vec![1]);
     }
 }

@@ -246,6 +246,9 @@ impl<D: Disk> State<D> {
                 batch_remaining: (ops.len() - 1 - i) as u16,
             };
             self.next_lsn += 1;
+            if meta.kind != RecordKind::Put {
+                self.segments.note_tombstone(r.segment, meta.lsn);
+            }
             let (at, s) = self.log.append(&meta, op.key, op.value);
             assert_eq!(at, loc, "log placed a record away from its reservation");
             seq = s;
@@ -316,6 +319,9 @@ impl<D: Disk> State<D> {
             batch_remaining: 0,
             ..*meta
         };
+        if meta.kind != RecordKind::Put {
+            self.segments.note_tombstone(r.segment, meta.lsn);
+        }
         let (loc, seq) = self.log.append(&meta, key, value);
         self.note_appended(len);
         Ok((loc, seq))

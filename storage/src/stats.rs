@@ -28,6 +28,9 @@ pub struct Counters {
     /// Bytes of the segments compaction retired (their files are deleted after the next
     /// checkpoint): minus the moved bytes, the garbage reclaimed.
     pub compaction_reclaimed_bytes: u64,
+    /// Bytes compaction read from its victims: whole segments, or only the ranges that hold
+    /// their live records when the index walk found them (`compaction.rs`, `live_spans`).
+    pub compaction_read_bytes: u64,
     pub segments_deleted: u64,
     pub checkpoints: u64,
     pub corrupt_reads: u64,

@@ -13,6 +13,8 @@
 //! writes and deletes between compaction's steps (its disk operations and the steps of its index
 //! re-pointing), so that keys change between the copy of their record and the index's
 //! re-pointing to it: newest values, and live bytes exactly the sum of the live records.
+//! Compaction finds a victim's live records by walking the index and reads only their ranges
+//! (the default); the overwrite-heavy scenario also runs reading whole segments.
 
 mod common;
 
@@ -22,7 +24,7 @@ use futures_lite::future::{poll_once, yield_now};
 use ringstore_storage::constants::SEGMENT_SIZE_BYTES_MIN;
 use ringstore_storage::disk::sim::SimDisk;
 use ringstore_storage::record;
-use ringstore_storage::{Durability, ManualClock, Store, WriteOptions};
+use ringstore_storage::{Durability, ManualClock, Store, StoreConfig, WriteOptions};
 
 type Model = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
 
@@ -86,12 +88,26 @@ async fn churn(
     }
 }
 
+/// Whole segments read: the dead-record map drops every record that died in this session.
 #[test]
 fn overwrite_heavy_load_compacts_to_newest_values_within_the_disk_bound() {
-    common::run(|| async {
+    overwrite_heavy_load(false);
+}
+
+/// Only the live records' ranges read, found by walking the index.
+#[test]
+fn overwrite_heavy_load_compacts_reading_only_live_ranges() {
+    overwrite_heavy_load(true);
+}
+
+fn overwrite_heavy_load(reads_live_ranges: bool) {
+    common::run(move || async move {
         let disk = common::sim(51);
         let clock = ManualClock::new(common::T0_MS);
-        let config = common::test_config();
+        let config = StoreConfig {
+            compaction_reads_live_ranges: reads_live_ranges,
+            ..common::test_config()
+        };
         let store = common::open_sim(&disk, config.clone(), &clock).await.expect("open");
         let mut model = Model::new();
         churn(&store, &mut model, 0..16, 1_500, 700).await;
@@ -99,12 +115,24 @@ fn overwrite_heavy_load_compacts_to_newest_values_within_the_disk_bound() {
         let before = store.stats();
         let report = store.compact().await.expect("compact");
         assert!(report.segments_compacted > 0, "the load leaves garbage: {report:?} {before:?}");
-        // Every overwrite in this session marked the record it replaced: compaction dropped
-        // those without asking the index (the dead-record map).
-        assert!(
-            report.records_known_dead > 0 && report.records_known_dead <= report.records_dropped,
-            "{report:?}"
-        );
+        if reads_live_ranges {
+            // Every victim's live records were found in the index, and only their ranges read:
+            // less than the segments' bytes (the newest round's records are all in the active
+            // segment, so the victims here hold none at all).
+            assert_eq!(report.segments_walked, report.segments_compacted, "{report:?}");
+            assert!(report.bytes_read < report.bytes_reclaimed, "{report:?}");
+        } else {
+            // Every overwrite in this session marked the record it replaced: compaction dropped
+            // those without asking the index (the dead-record map).
+            assert!(
+                report.records_known_dead > 0
+                    && report.records_known_dead <= report.records_dropped,
+                "{report:?}"
+            );
+            assert_eq!(report.segments_walked, 0, "{report:?}");
+            assert!(report.bytes_read > 0, "{report:?}");
+        }
+        assert_eq!(store.stats().counters.compaction_read_bytes, report.bytes_read);
         assert!(store.stats().disk_bytes < before.disk_bytes);
         // The metrics count what the pass moved and retired; the rest of it was garbage.
         let counters = store.stats().counters;
@@ -186,13 +214,16 @@ fn writes_during_compaction_keep_newest_values_and_exact_live_bytes() {
         }
         let report = report.expect("done").expect("compact");
         assert!(report.records_moved > 2_048, "{report:?}");
-        // Each checkpoint's snapshot is a step, and so are each compacted segment's sort of its
-        // moves and its re-pointing, 2,048 moves at a time: over 2,048 moves in one segment make
-        // more re-pointing steps than segments.
+        // The live records were found by walking the index, and read where they are.
+        assert_eq!(report.segments_walked, report.segments_compacted, "{report:?}");
+        // Each checkpoint's snapshot is a step, and so are each compacted segment's walk of the
+        // index (one step for an index this small), its sort of its moves and its re-pointing,
+        // 2,048 moves at a time: over 2,048 moves in one segment make more re-pointing steps than
+        // segments.
         let after = store.stats();
         let steps = after.maintenance_step_us.count - before.maintenance_step_us.count;
         let snapshots = after.counters.checkpoints - before.counters.checkpoints;
-        let repointing = steps - snapshots - report.segments_compacted;
+        let repointing = steps - snapshots - report.segments_walked - report.segments_compacted;
         assert!(
             repointing > report.segments_compacted,
             "{steps} steps, {snapshots} snapshots, {repointing} re-pointing steps for {report:?}"

@@ -21,10 +21,12 @@ pub use entry::{IndexEntry, Location};
 
 mod checkpoint;
 mod range;
+mod segment_walk;
 mod skiplist;
 mod sorted_run;
 
 pub use checkpoint::IndexSnapshot;
+pub use segment_walk::{SegmentWalk, WalkStep};
 
 use std::ops::Bound;
 use std::rc::Rc;
