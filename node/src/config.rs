@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use clap::Parser;
 use ringstore_net::frame::{FRAME_BODY_BYTES_DEFAULT, FRAME_BODY_BYTES_MAX, HEADER_BYTES};
 use ringstore_storage::constants::{
-    CACHE_CAPACITY_BYTES_DEFAULT, FLUSH_INTERVAL_MS_DEFAULT, GARBAGE_RATIO_THRESHOLD_DEFAULT,
-    SEGMENT_SIZE_BYTES_DEFAULT,
+    CACHE_CAPACITY_BYTES_DEFAULT, COMMIT_DELAY_MAX_US_DEFAULT, FLUSH_INTERVAL_MS_DEFAULT,
+    GARBAGE_RATIO_THRESHOLD_DEFAULT, SEGMENT_SIZE_BYTES_DEFAULT,
 };
 use ringstore_storage::table::{limits as table_limits, PartitionCount, TableError};
 use ringstore_storage::{Durability, StoreConfig};
@@ -645,6 +645,15 @@ struct Settings {
     flush_interval_ms: Option<u64>,
     #[arg(
         long,
+        value_name = "US",
+        help = help(
+            "After a Sync flush, wait up to this long (never longer than the flush took) for more Sync writers, 0 = never (0..=1000)",
+            COMMIT_DELAY_MAX_US_DEFAULT
+        )
+    )]
+    commit_delay_us: Option<u64>,
+    #[arg(
+        long,
         value_name = "RATIO",
         help = help(
             "Compact once this share of the store's disk bytes is garbage, segments with the most garbage first (0.05..=0.95)",
@@ -717,6 +726,7 @@ impl Settings {
             cache_capacity_bytes: self.cache_capacity_bytes.or(file.cache_capacity_bytes),
             segment_size_bytes: self.segment_size_bytes.or(file.segment_size_bytes),
             flush_interval_ms: self.flush_interval_ms.or(file.flush_interval_ms),
+            commit_delay_us: self.commit_delay_us.or(file.commit_delay_us),
             garbage_ratio_threshold: self.garbage_ratio_threshold.or(file.garbage_ratio_threshold),
             accept_log_damage: self.accept_log_damage || file.accept_log_damage,
             catalog_from_shard_0: self.catalog_from_shard_0 || file.catalog_from_shard_0,
@@ -777,6 +787,7 @@ impl Settings {
             cache_capacity_bytes: self.cache_capacity_bytes.unwrap_or(d.cache_capacity_bytes),
             segment_size_bytes: self.segment_size_bytes.unwrap_or(d.segment_size_bytes),
             flush_interval_ms: self.flush_interval_ms.unwrap_or(d.flush_interval_ms),
+            commit_delay_max_us: self.commit_delay_us.unwrap_or(d.commit_delay_max_us),
             garbage_ratio_threshold: self
                 .garbage_ratio_threshold
                 .unwrap_or(d.garbage_ratio_threshold),
@@ -885,6 +896,7 @@ mod tests {
             "--cache-capacity-bytes=0",
             "--segment-size-bytes=8388608",
             "--flush-interval-ms=3",
+            "--commit-delay-us=40",
             "--garbage-ratio-threshold=0.5",
             "--accept-log-damage",
             "--resp=127.0.0.1:6379",
@@ -913,6 +925,7 @@ mod tests {
         let store = &config.store;
         assert_eq!((store.cache_capacity_bytes, store.segment_size_bytes), (0, 8 << 20));
         assert_eq!(store.flush_interval_ms, 3);
+        assert_eq!(store.commit_delay_max_us, 40);
         assert_eq!(store.garbage_ratio_threshold, 0.5);
         assert!(store.accept_log_damage);
         let defaults = parse(&[]).expect("no flags");
@@ -1032,6 +1045,7 @@ mod tests {
             (&["--forward-queue=0"], format!("1..={FORWARD_QUEUE_MAX}")),
             (&["--segment-size-bytes=4097"], "segment_size_bytes 4097 must be".to_string()),
             (&["--flush-interval-ms=0"], "1..=60000".to_string()),
+            (&["--commit-delay-us=1001"], "commit_delay_max_us 1001 must be 0..=1000".to_string()),
             (
                 &["--garbage-ratio-threshold=0.99"],
                 "garbage_ratio_threshold 0.99 must be 0.05..=0.95".to_string(),

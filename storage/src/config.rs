@@ -38,6 +38,10 @@ pub struct StoreConfig {
     /// the index, where that is safe and cheaper than reading the whole segment
     /// (`compaction.rs`, `live_spans`). Off: every victim is read whole (tests of that path).
     pub compaction_reads_live_ranges: bool,
+    /// After a Sync flush, how long the flusher may wait for more writers before the next one
+    /// (`log/group_commit.rs`, `commit_delay`; never longer than the flush took), in
+    /// microseconds, 0..=[`COMMIT_DELAY_US_LIMIT`]; 0 turns the wait off.
+    pub commit_delay_max_us: u64,
 }
 
 impl Default for StoreConfig {
@@ -54,6 +58,7 @@ impl Default for StoreConfig {
             preallocate_segments: true,
             accept_log_damage: false,
             compaction_reads_live_ranges: true,
+            commit_delay_max_us: COMMIT_DELAY_MAX_US_DEFAULT,
         }
     }
 }
@@ -82,6 +87,12 @@ impl StoreConfig {
             return bad(format!(
                 "checkpoint_interval_bytes {} must be at least one segment ({seg})",
                 self.checkpoint_interval_bytes
+            ));
+        }
+        if self.commit_delay_max_us > COMMIT_DELAY_US_LIMIT {
+            return bad(format!(
+                "commit_delay_max_us {} must be 0..={COMMIT_DELAY_US_LIMIT}",
+                self.commit_delay_max_us
             ));
         }
         if !(1..=1000).contains(&self.maintenance_shares) || self.maintenance_interval_ms == 0 {
