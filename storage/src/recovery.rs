@@ -421,6 +421,7 @@ fn build_state<D: Disk>(
         pending_since: None,
         flusher_armed: false,
         flusher_waiting: false,
+        commit_delay_until_seq: 0,
         checkpoint_lsn: replay.checkpoint_lsn,
         bytes_since_checkpoint: report.bytes_scanned,
         poisoned: None,

@@ -74,6 +74,10 @@ pub(crate) struct State<D: Disk> {
     /// flusher, busy with the previous flush, was not listening for most of them (it checks
     /// the wanted sequence numbers before it waits again).
     pub flusher_waiting: bool,
+    /// While the flusher waits in its commit delay (`group_commit::commit_delay`): the append
+    /// sequence number that ends the wait, so that only the Sync writer that reaches it wakes
+    /// the flusher. 0 otherwise (every Sync writer wakes a waiting flusher).
+    pub commit_delay_until_seq: u64,
     pub checkpoint_lsn: u64,
     pub bytes_since_checkpoint: u64,
     pub poisoned: Option<String>,

@@ -68,7 +68,10 @@ pub(crate) fn request_durable<D: Disk>(
             return None;
         }
     }
-    let wake = std::mem::take(&mut st.flusher_waiting);
+    let wake = st.flusher_waiting && seq >= st.commit_delay_until_seq;
+    if wake {
+        st.flusher_waiting = false;
+    }
     drop(st);
     if wake {
         shared.flush_wanted.notify(1);
@@ -145,7 +148,8 @@ pub(crate) async fn run_flusher<D: Disk>(shared: Rc<Shared<D>>) {
 
 /// Group commit's delay: after a Sync flush, if fewer records wait for the next one than this
 /// one carried (but some do), waits until as many have arrived, for at most the time the flush
-/// took and `commit_delay_max_us` ([`COMMIT_DELAY_MAX_US_DEFAULT`] by default).
+/// took and `commit_delay_max_us` ([`COMMIT_DELAY_MAX_US_DEFAULT`] by default). Only the Sync
+/// writer whose record makes the count wakes it (`State::commit_delay_until_seq`).
 ///
 /// Why: with many writers that each wait for their write (pipeline 1), the writers a flush
 /// acknowledges send their next writes while the writers that came during it are already being
@@ -171,9 +175,12 @@ async fn commit_delay<D: Disk>(shared: &Shared<D>, job: &Job, flush_took: Durati
             let pending = st.log.appended_seq() - st.written_seq;
             let stop = st.closing || st.poisoned.is_some() || st.flusher_stop;
             if stop || pending == 0 || pending >= job.records || Instant::now() >= deadline {
+                st.commit_delay_until_seq = 0;
                 return;
             }
-            // A Sync writer now wakes the flusher (`request_durable`), to count again.
+            // The Sync writer whose record makes as many as the flush carried wakes the
+            // flusher (`request_durable`); the ones before it do not.
+            st.commit_delay_until_seq = st.written_seq + job.records;
             st.flusher_waiting = true;
         }
         let wait = deadline.saturating_duration_since(Instant::now());
@@ -209,6 +216,7 @@ async fn next_job<D: Disk>(shared: &Shared<D>) -> Option<Job> {
                 return None;
             }
             st.flusher_waiting = true;
+            st.commit_delay_until_seq = 0;
             st.pending_since.filter(|_| has_data).map(|t| t + interval)
         };
         match deadline {
