@@ -157,8 +157,7 @@ impl<D: Disk> State<D> {
             batch_remaining: 0,
         };
         self.next_lsn += 1;
-        self.segments.note_tombstone(r.segment, meta.lsn);
-        let (_, seq) = self.log.append(&meta, key, value);
+        let (_, seq) = self.append_record(&meta, key, value);
         self.note_appended(len);
         let mut deleted = 0;
         let (cache, segments) = (&mut self.cache, &mut self.segments);

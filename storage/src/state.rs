@@ -250,10 +250,7 @@ impl<D: Disk> State<D> {
                 batch_remaining: (ops.len() - 1 - i) as u16,
             };
             self.next_lsn += 1;
-            if meta.kind != RecordKind::Put {
-                self.segments.note_tombstone(r.segment, meta.lsn);
-            }
-            let (at, s) = self.log.append(&meta, op.key, op.value);
+            let (at, s) = self.append_record(&meta, op.key, op.value);
             assert_eq!(at, loc, "log placed a record away from its reservation");
             seq = s;
             offset += len;
@@ -323,12 +320,24 @@ impl<D: Disk> State<D> {
             batch_remaining: 0,
             ..*meta
         };
-        if meta.kind != RecordKind::Put {
-            self.segments.note_tombstone(r.segment, meta.lsn);
-        }
-        let (loc, seq) = self.log.append(&meta, key, value);
+        let (loc, seq) = self.append_record(&meta, key, value);
         self.note_appended(len);
         Ok((loc, seq))
+    }
+
+    /// Appends one record to the log tail, noting a tombstone in its segment
+    /// (`SegmentInfo::tombstone_lsn_max`, which tells compaction whether it may read only a
+    /// victim's live records).
+    pub(crate) fn append_record(
+        &mut self,
+        meta: &RecordMeta,
+        key: &[u8],
+        value: &[u8],
+    ) -> (Location, u64) {
+        if meta.kind != RecordKind::Put {
+            self.segments.note_tombstone(meta.segment_id, meta.lsn);
+        }
+        self.log.append(meta, key, value)
     }
 
     pub(crate) fn note_appended(&mut self, bytes: u64) {
