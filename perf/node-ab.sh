@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Interleaved A/B of ringstore builds on one ringstore-load workload, no Redis.
 #
-#   perf/node-ab.sh [--shards N] [--seconds S] ROUNDS BIN_DIR... -- LOAD_FLAGS...
+#   perf/node-ab.sh [--shards N] [--seconds S] [--host-check] ROUNDS BIN_DIR... -- LOAD_FLAGS...
 #
 # Each round runs every BIN_DIR (a directory holding ringstore-node and ringstore-load) once, in
 # the order given: a fresh node on a fresh temporary directory on 127.0.0.1, driven by that
@@ -10,19 +10,23 @@
 # --durability no-sync --pipeline 32`). Prints every run's ops/s and server CPU us per op
 # (ringstore-load's --server-pid figure, the measured interval only), then per build the medians
 # and, for every build after the first, the median of its per-round ratios to the first build.
-# The machine must be quiet: see perf/README.md.
+# The machine must be quiet: see perf/README.md. With --host-check, each round starts with a line
+# of perf/host-check.sh (the guest's CPU speed and disk round trip at that moment), so rounds
+# measured in a slow phase of a shared host show as such.
 set -euo pipefail
 
 shards=1
 seconds=6
+host_check=0
 while [[ $# -gt 0 && $1 == --* ]]; do
     case $1 in
         --shards) shards=$2; shift 2 ;;
         --seconds) seconds=$2; shift 2 ;;
+        --host-check) host_check=1; shift ;;
         *) echo "node-ab.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
-[[ $# -ge 3 ]] || { sed -n 2,13p "$0"; exit 2; }
+[[ $# -ge 3 ]] || { sed -n 2,15p "$0"; exit 2; }
 rounds=$1; shift
 bins=()
 while [[ $# -gt 0 && $1 != -- ]]; do bins+=("$1"); shift; done
@@ -59,6 +63,9 @@ run_one() { # BIN_DIR -> "ops_per_s cpu_us_per_op"
 }
 
 for r in $(seq "$rounds"); do
+    if [[ $host_check == 1 ]]; then
+        perf/host-check.sh
+    fi
     for i in "${!bins[@]}"; do
         read -r ops cpu < <(run_one "${bins[$i]}" "$@")
         printf 'round %d  %-30s %10s ops/s  %7s us/op\n' "$r" "${bins[$i]}" "$ops" "$cpu"
