@@ -9,7 +9,8 @@
 # 100-byte values, for S measured seconds (default 6) plus LOAD_FLAGS (e.g. `--mix update=100
 # --durability no-sync --pipeline 32`). Prints every run's ops/s and server CPU us per op
 # (ringstore-load's --server-pid figure, the measured interval only), then per build the medians
-# and, for every build after the first, the median of its per-round ratios to the first build.
+# and, for every build after the first, the median of its per-round ratios to the first build,
+# the range of those ratios and the number of rounds in which it cost less CPU per op.
 # The machine must be quiet: see perf/README.md. With --host-check, each round starts with a line
 # of perf/host-check.sh (the guest's CPU speed and disk round trip at that moment), so rounds
 # measured in a slow phase of a shared host show as such.
@@ -26,7 +27,7 @@ while [[ $# -gt 0 && $1 == --* ]]; do
         *) echo "node-ab.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
-[[ $# -ge 3 ]] || { sed -n 2,15p "$0"; exit 2; }
+[[ $# -ge 3 ]] || { sed -n 2,16p "$0"; exit 2; }
 rounds=$1; shift
 bins=()
 while [[ $# -gt 0 && $1 != -- ]]; do bins+=("$1"); shift; done
@@ -83,6 +84,16 @@ for i in "${!bins[@]}"; do
         tput=$(awk -v i="$i" '$2 == 0 { a[$1] = $3 } $2 == i { b[$1] = $3 } END { for (r in b) printf "%.3f\n", b[r] / a[r] }' "$results" | median)
         cost=$(awk -v i="$i" '$2 == 0 { a[$1] = $4 } $2 == i { b[$1] = $4 } END { for (r in b) printf "%.3f\n", b[r] / a[r] }' "$results" | median)
         line+="  vs first: throughput ${tput}x, CPU per op ${cost}x"
+        # The spread behind those medians: the per-round ratios' range, and in how many rounds
+        # this build was the cheaper one (a change that wins 3 of 7 rounds has shown nothing).
+        spread=$(awk -v i="$i" '$2 == 0 { a[$1] = $3; c[$1] = $4 } $2 == i { b[$1] = $3; d[$1] = $4 }
+            END { tmin = cmin = 1e9; tmax = cmax = 0
+                  for (r in b) { t = b[r] / a[r]; k = d[r] / c[r]; n++
+                      if (t < tmin) tmin = t; if (t > tmax) tmax = t
+                      if (k < cmin) cmin = k; if (k > cmax) cmax = k
+                      if (k < 1) cheaper++ }
+                  printf "per round: throughput %.3f-%.3fx, CPU per op %.3f-%.3fx, cheaper in %d of %d", tmin, tmax, cmin, cmax, cheaper, n }' "$results")
+        line+=$'\n'"    $spread"
     fi
     echo "$line"
 done
