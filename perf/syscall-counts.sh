@@ -9,7 +9,7 @@
 # once the load has run 4 seconds counts for S seconds (default 3), with `perf stat` on the
 # kernel's syscall tracepoints, the node's `sendto`, `recvfrom` and `io_uring_enter` calls and
 # its context switches, divided by the requests it served meanwhile (the shards' ops_get +
-# ops_put from STATS). Prints one line.
+# ops_put from BIN_DIR's ringstore-cli, `STATS;`). Prints one line.
 #
 # Counts move less with the shared host's speed than times do (perf/host-check.sh): a change
 # that removes a system call per request shows here in one run where its CPU saving may not
@@ -34,6 +34,9 @@ cd "$(dirname "$0")/.."
 die() { echo "syscall-counts.sh: $*" >&2; exit 1; }
 source perf/node-ready.sh
 command -v perf >/dev/null || die "perf is missing (Debian: linux-perf)"
+for tool in ringstore-node ringstore-load ringstore-cli; do
+    [[ -x $bin/$tool ]] || die "$bin has no $tool (it needs all three: node, load tool, cli)"
+done
 
 listen=127.0.0.1:7451
 dir=$(mktemp -d /tmp/syscall-counts.XXXXXX)
