@@ -9,7 +9,8 @@
 //! read loop sends the output buffer with one `send`; the writer task writes whatever the
 //! socket does not take at once, and the responses of tasks.
 //!
-//! Reading: bytes accumulate in one buffer; every complete frame in it is checked
+//! Reading: the socket is registered with the shard's epoll instance (`readiness.rs`), which
+//! says when to `recv`; bytes accumulate in one buffer; every complete frame in it is checked
 //! (`FrameHeader::parse`, in the order docs/PROTOCOL.md gives) and dispatched; a partial frame
 //! waits for more bytes, for at most `read_timeout_ms`. The buffer grows only to hold the frame
 //! being read, whose length has already been checked against the frame limit, so no client can
@@ -25,12 +26,12 @@
 //! Shutdown: the connection stops reading, lets the requests it has in flight finish, writes
 //! their responses and closes.
 
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use futures_lite::future::or;
-use futures_lite::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
+use futures_lite::io::{AsyncWriteExt, WriteHalf};
 use glommio::net::TcpStream;
 use glommio::Task;
 use ringstore_net::frame::HEADER_BYTES;
@@ -48,6 +49,7 @@ use crate::inflight::InflightSlot;
 use crate::inline::{self, Inline};
 use crate::output::{Output, WRITE_CHUNK_BYTES};
 use crate::read_interrupt::{Interrupt, ReadInterrupt};
+use crate::readiness::Watch;
 use crate::shard::Shard;
 use ringstore_storage::DurableWait;
 
@@ -76,13 +78,29 @@ pub async fn serve(shard: Rc<Shard>, mut stream: TcpStream) {
     Counters::add(&shard.counters.connections_total, 1);
     let _ = stream.set_nodelay(true);
     let fd = stream.as_raw_fd();
-    let (reader, writer) = futures_lite::io::split(stream);
+    let Some(watch) = watch_readable(&shard, fd) else { return };
+    // The read half only keeps the socket open until `watch` is dropped (locals drop in reverse
+    // order); the reads go through `watch` (`readiness.rs`).
+    let (_reader, writer) = futures_lite::io::split(stream);
     let out = Rc::new(Output::new(fd, shard.budget.clone()));
     // Every connection is watched: the idle sweeper and shutdown both reach it through the list.
     shard.idle.watch(&out);
     let writer_task = glommio::spawn_local(write_loop(shard.clone(), out.clone(), writer));
-    read_loop(&shard, &out, reader).await;
+    read_loop(&shard, &out, &watch).await;
     close_after_reading(&shard, &out, writer_task).await;
+}
+
+/// Registers a connection's socket with the shard's epoll instance (`readiness.rs`), or logs
+/// why it could not and returns None: the connection is then closed unanswered.
+pub(crate) fn watch_readable(shard: &Shard, fd: RawFd) -> Option<Watch> {
+    match shard.readiness.watch(fd) {
+        Ok(watch) => Some(watch),
+        Err(e) => {
+            tracing::warn!(error = %e, "closing a new connection");
+            Counters::add(&shard.counters.connections_refused, 1);
+            None
+        }
+    }
 }
 
 /// Ends a connection whose read loop has ended (both protocols): forgets the loop's waker, lets
@@ -146,7 +164,7 @@ pub(crate) enum Wake {
     Full,
 }
 
-async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<TcpStream>) {
+async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, reader: &Watch) {
     let mut input = ReadBuffer::new(&shard.budget);
     // When the first byte of the frame being read arrived.
     let mut frame_started: Option<Instant> = None;
@@ -174,7 +192,7 @@ async fn read_loop(shard: &Rc<Shard>, out: &Rc<Output>, mut reader: ReadHalf<Tcp
             frame_started = Some(Instant::now());
         }
         let timeout = read_timeout(&shard.limits, frame_started);
-        match wait_for_input(shard, out, &mut reader, input.free_space(), timeout).await {
+        match wait_for_input(shard, out, reader, input.free_space(), timeout).await {
             Wake::Read(Ok(0)) | Wake::Read(Err(_)) | Wake::Shutdown | Wake::Killed => return,
             Wake::Read(Ok(n)) => {
                 input.filled += n;
@@ -434,13 +452,13 @@ pub(crate) fn read_timeout(limits: &Limits, frame_started: Option<Instant>) -> O
 pub(crate) async fn wait_for_input(
     shard: &Shard,
     out: &Output,
-    reader: &mut ReadHalf<TcpStream>,
+    reader: &Watch,
     into: &mut [u8],
     timeout: Option<Duration>,
 ) -> Wake {
     let cap = shard.limits.output_buffer_bytes;
     or(
-        or(async { Wake::Read(reader.read(into).await) }, async {
+        or(async { Wake::Read(reader.recv(into).await) }, async {
             match timeout {
                 Some(after) => {
                     glommio::timer::sleep(after).await;

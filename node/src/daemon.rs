@@ -534,6 +534,7 @@ impl Opened {
             acks: Default::default(),
             scratch: Default::default(),
             idle: Default::default(),
+            readiness: Default::default(),
         });
         (shard, self.receivers)
     }

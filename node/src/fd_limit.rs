@@ -7,9 +7,10 @@
 //! be sent on. Keeping `max_connections` under the limit means the cap, not the kernel, refuses.
 
 /// Descriptors a node needs beyond its connections, per shard: the io_uring rings and their
-/// eventfds, the listeners, the mesh channels' eventfds, the store's open segment files (each
-/// with a second O_DSYNC descriptor while active), the checkpoint and catalog files, and the
-/// `accept` of one connection more than the cap so that it can be refused with 721.
+/// eventfds, the epoll instance of its read readiness (`readiness.rs`), the listeners, the mesh
+/// channels' eventfds, the store's open segment files (each with a second O_DSYNC descriptor
+/// while active), the checkpoint and catalog files, and the `accept` of one connection more
+/// than the cap so that it can be refused with 721.
 pub const FDS_PER_SHARD: u64 = 128;
 /// Descriptors the process needs beyond its shards: stdio, the data-directory lock, the signal
 /// thread, the metrics endpoint and its connections.

@@ -48,6 +48,7 @@ pub mod peer;
 pub mod ports;
 pub mod range_bound;
 pub mod read_interrupt;
+pub mod readiness;
 pub mod resp_batch;
 pub mod resp_cluster;
 pub mod resp_commands;

@@ -27,7 +27,7 @@ use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use futures_lite::io::{AsyncWriteExt, ReadHalf};
+use futures_lite::io::AsyncWriteExt;
 use glommio::net::TcpStream;
 use ringstore_net::resp::{reply, Args};
 use ringstore_storage::DurableWait;
@@ -35,12 +35,14 @@ use ringstore_storage::DurableWait;
 use crate::budget::SMALL_RESPONSE_BYTES;
 use crate::connection::READ_CHUNK_BYTES;
 use crate::connection::{
-    close_after_reading, read_timeout, wait_for_input, wait_for_output, write_loop, Wake,
+    close_after_reading, read_timeout, wait_for_input, wait_for_output, watch_readable, write_loop,
+    Wake,
 };
 use crate::counters::Counters;
 use crate::durable_acks::{ReplyTo, Waiting};
 use crate::inflight::InflightSlot;
 use crate::output::Output;
+use crate::readiness::Watch;
 use crate::resp_batch::{Ahead, Batch, Next};
 use crate::resp_commands::{self as commands, Dispatched, Kind, Owned};
 use crate::resp_exec::{self, Started};
@@ -70,7 +72,10 @@ pub async fn serve(shard: Rc<Shard>, settings: Rc<RespSettings>, mut stream: Tcp
     let local = local_addr.map_or_else(|| "?".into(), |a| a.to_string());
     let own_port = local_addr.is_some_and(|a| shard.resp_ports.get(shard.id) == Some(&a.port()));
     let fd = stream.as_raw_fd();
-    let (reader, writer) = futures_lite::io::split(stream);
+    let Some(watch) = watch_readable(&shard, fd) else { return };
+    // The read half only keeps the socket open until `watch` is dropped; the reads go through
+    // `watch` (`readiness.rs`).
+    let (_reader, writer) = futures_lite::io::split(stream);
     let out = Rc::new(Output::new(fd, shard.budget.clone()));
     // Every connection is watched: the idle sweeper and shutdown both reach it through the list
     // (`read_interrupt.rs`).
@@ -91,7 +96,7 @@ pub async fn serve(shard: Rc<Shard>, settings: Rc<RespSettings>, mut stream: Tcp
         last_cursor: Cell::new(0),
     });
     let writer_task = glommio::spawn_local(write_loop(shard.clone(), out.clone(), writer));
-    read_loop(&shard, &conn, reader).await;
+    read_loop(&shard, &conn, &watch).await;
     close_after_reading(&shard, &out, writer_task).await;
 }
 
@@ -104,7 +109,7 @@ struct Input {
     charged: usize,
 }
 
-async fn read_loop(shard: &Rc<Shard>, conn: &Rc<Conn>, mut reader: ReadHalf<TcpStream>) {
+async fn read_loop(shard: &Rc<Shard>, conn: &Rc<Conn>, reader: &Watch) {
     let mut input = Input { buf: vec![0; READ_CHUNK_BYTES], filled: 0, charged: 0 };
     let mut batch = Batch::default();
     let mut started: Option<Instant> = None;
@@ -136,7 +141,7 @@ async fn read_loop(shard: &Rc<Shard>, conn: &Rc<Conn>, mut reader: ReadHalf<TcpS
         }
         let timeout = read_timeout(&shard.limits, started);
         let into = &mut input.buf[input.filled..];
-        match wait_for_input(shard, out, &mut reader, into, timeout).await {
+        match wait_for_input(shard, out, reader, into, timeout).await {
             Wake::Read(Ok(0)) | Wake::Read(Err(_)) | Wake::Shutdown | Wake::Killed => break,
             Wake::Read(Ok(n)) => {
                 input.filled += n;

@@ -22,6 +22,7 @@ use crate::error::RequestError;
 use crate::idle::IdleWatch;
 use crate::inflight::InflightSlot;
 use crate::mesh::Peers;
+use crate::readiness::Readiness;
 use crate::shutdown::Shutdown;
 
 /// A shard and everything its tasks share.
@@ -61,6 +62,8 @@ pub struct Shard {
     pub scratch: RefCell<PutScratch>,
     /// The connections the idle sweeper watches (`idle.rs`).
     pub idle: IdleWatch,
+    /// The shard's epoll instance: when its connections have bytes to read (`readiness.rs`).
+    pub readiness: Readiness,
 }
 
 impl Shard {

@@ -69,5 +69,6 @@ pub async fn shard(dir: &std::path::Path, shards: u32, id: usize) -> Rc<Shard> {
         acks: Default::default(),
         scratch: Default::default(),
         idle: Default::default(),
+        readiness: Default::default(),
     })
 }

@@ -106,6 +106,14 @@ fn yolo_sendmsg(
     }
 }
 
+/// ringstore patch: waits, with one io_uring poll, until `fd` is readable (or has an error or
+/// a hang-up to report), and returns the poll's event mask. For a file descriptor the caller
+/// watches itself, such as an epoll instance: glommio's own streams poll per read.
+pub async fn wait_readable(fd: RawFd) -> io::Result<usize> {
+    let source = crate::executor().reactor().poll_read_ready(fd);
+    source.collect_rw().await
+}
+
 mod datagram;
 mod stream;
 mod tcp_socket;

@@ -1,0 +1,155 @@
+//! The shard's read readiness (`node/src/readiness.rs`): sockets registered edge-triggered with
+//! one epoll instance, which one io_uring poll watches. An edge-triggered watch is easy to get
+//! wrong in three ways, each tested here over loopback sockets in one executor:
+//! - a lost wake-up: bytes arrive and their reader sleeps on; here more connections receive
+//!   bytes at once than one `epoll_wait` returns, and each reader must get its own bytes;
+//! - bytes left behind: a read that fills its buffer gets no new event for the rest, so the
+//!   next read must try `recv` without one;
+//! - a registration outliving its watch: a dropped watch must leave the epoll instance, or the
+//!   same socket (or a new one on the same descriptor number) could not be watched again.
+//!
+//! A lost wake-up would hang; each test fails at [`STALL_LIMIT`] instead (a bound on a hang,
+//! not a speed check: the tests take milliseconds here).
+
+use std::cell::Cell;
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::rc::Rc;
+use std::time::Duration;
+
+use futures_lite::future::or;
+use futures_lite::io::AsyncWriteExt;
+use glommio::net::{TcpListener, TcpStream};
+use glommio::{LocalExecutorBuilder, Placement};
+use ringstore_node::readiness::{Readiness, EPOLL_EVENTS_PER_WAIT};
+
+/// How long a test waits for what it expects before it calls the wake-up lost.
+const STALL_LIMIT: Duration = Duration::from_secs(60);
+
+/// glommio's smallest io memory per executor (the locked-memory limit is 8 MiB here).
+const IO_MEMORY_BYTES: usize = 512 * 1024;
+
+/// Connections in the many-at-once test: more than one `epoll_wait` returns.
+const CONNECTIONS: usize = EPOLL_EVENTS_PER_WAIT + 44;
+
+fn run<F, Fut>(test: F)
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + 'static,
+{
+    LocalExecutorBuilder::new(Placement::Unbound)
+        .io_memory(IO_MEMORY_BYTES)
+        .spawn(move || async move {
+            let stalled = async {
+                glommio::timer::sleep(STALL_LIMIT).await;
+                panic!("a wake-up was lost: the test did not end within {STALL_LIMIT:?}");
+            };
+            or(test(), stalled).await;
+        })
+        .expect("spawn the executor")
+        .join()
+        .expect("the test's executor");
+}
+
+/// A connected pair over loopback: (client end, server end).
+async fn pair(listener: &TcpListener, addr: SocketAddr) -> (TcpStream, TcpStream) {
+    let client = TcpStream::connect(addr).await.expect("connect");
+    let server = listener.accept().await.expect("accept");
+    (client, server)
+}
+
+#[test]
+fn every_connection_that_gets_bytes_is_woken_even_past_one_epoll_wait() {
+    run(|| async {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let readiness = Rc::new(Readiness::default());
+        let waiting = Rc::new(Cell::new(0));
+        let mut clients = Vec::new();
+        let mut readers = Vec::new();
+        for i in 0..CONNECTIONS {
+            let (client, server) = pair(&listener, addr).await;
+            let (readiness, waiting) = (readiness.clone(), waiting.clone());
+            readers.push(glommio::spawn_local(async move {
+                let watch = readiness.watch(server.as_raw_fd()).expect("watch");
+                let mut buf = [0u8; 64];
+                // Counted in the same run of the task as the recv's first poll, which finds
+                // no bytes yet and sleeps: every reader needs a wake-up.
+                waiting.set(waiting.get() + 1);
+                let n = watch.recv(&mut buf).await.expect("recv");
+                drop(watch);
+                drop(server);
+                (i, buf[..n].to_vec())
+            }));
+            clients.push(client);
+        }
+        while waiting.get() < CONNECTIONS {
+            glommio::executor().yield_now().await;
+        }
+        // Every reader sleeps: write to all of them in one go, so their events pile up in the
+        // epoll instance before the pump runs.
+        for (i, client) in clients.iter_mut().enumerate() {
+            client.write_all(format!("conn {i}").as_bytes()).await.expect("write");
+        }
+        for reader in readers {
+            let (i, got) = reader.await;
+            assert_eq!(got, format!("conn {i}").into_bytes(), "connection {i} got its own bytes");
+        }
+    });
+}
+
+#[test]
+fn a_read_that_fills_its_buffer_reads_the_rest_without_a_new_event() {
+    run(|| async {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let (mut client, server) = pair(&listener, addr).await;
+        let readiness = Readiness::default();
+        let watch = readiness.watch(server.as_raw_fd()).expect("watch");
+        let sent: Vec<u8> = (0..100u8).collect();
+        client.write_all(&sent).await.expect("write");
+        client.close().await.expect("close");
+        // Ten-byte reads: one event for all 100 bytes (and the close), ten full reads, then the
+        // end of the stream.
+        let mut got = Vec::new();
+        loop {
+            let mut buf = [0u8; 10];
+            let n = watch.recv(&mut buf).await.expect("recv");
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
+        assert_eq!(got, sent, "every byte, in order, then the end of the stream");
+    });
+}
+
+#[test]
+fn a_dropped_watch_leaves_the_epoll_instance() {
+    run(|| async {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let (mut client, server) = pair(&listener, addr).await;
+        let (mut other_client, other_server) = pair(&listener, addr).await;
+        let readiness = Readiness::default();
+        let other = readiness.watch(other_server.as_raw_fd()).expect("watch the other socket");
+        let first = readiness.watch(server.as_raw_fd()).expect("watch");
+        // A second registration of a watched socket is refused, with what was wrong...
+        let refused = readiness.watch(server.as_raw_fd()).expect_err("a second watch");
+        assert!(
+            refused.to_string().contains("epoll"),
+            "the error names the epoll instance: {refused}"
+        );
+        drop(first);
+        // ...and once the watch is dropped the socket can be watched again, and is woken.
+        let again = readiness.watch(server.as_raw_fd()).expect("watch again after the drop");
+        client.write_all(b"after").await.expect("write");
+        let mut buf = [0u8; 16];
+        let n = again.recv(&mut buf).await.expect("recv");
+        assert_eq!(&buf[..n], b"after");
+        // Dropping one watch did not touch the other socket's.
+        other_client.write_all(b"other").await.expect("write");
+        let n = other.recv(&mut buf).await.expect("recv on the other socket");
+        assert_eq!(&buf[..n], b"other");
+    });
+}
