@@ -51,6 +51,13 @@ where
         .expect("the test's executor");
 }
 
+/// A listener on a loopback port of the kernel's choice, and its address.
+fn listen() -> (TcpListener, SocketAddr) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("address");
+    (listener, addr)
+}
+
 /// A connected pair over loopback: (client end, server end).
 async fn pair(listener: &TcpListener, addr: SocketAddr) -> (TcpStream, TcpStream) {
     let client = TcpStream::connect(addr).await.expect("connect");
@@ -61,8 +68,7 @@ async fn pair(listener: &TcpListener, addr: SocketAddr) -> (TcpStream, TcpStream
 #[test]
 fn every_connection_that_gets_bytes_is_woken_even_past_one_epoll_wait() {
     run(|| async {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let addr = listener.local_addr().expect("address");
+        let (listener, addr) = listen();
         let readiness = Rc::new(Readiness::default());
         let waiting = Rc::new(Cell::new(0));
         let mut clients = Vec::new();
@@ -101,8 +107,7 @@ fn every_connection_that_gets_bytes_is_woken_even_past_one_epoll_wait() {
 #[test]
 fn a_read_that_fills_its_buffer_reads_the_rest_without_a_new_event() {
     run(|| async {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let addr = listener.local_addr().expect("address");
+        let (listener, addr) = listen();
         let (mut client, server) = pair(&listener, addr).await;
         let readiness = Readiness::default();
         let watch = readiness.watch(server.as_raw_fd()).expect("watch");
@@ -127,8 +132,7 @@ fn a_read_that_fills_its_buffer_reads_the_rest_without_a_new_event() {
 #[test]
 fn a_dropped_watch_leaves_the_epoll_instance() {
     run(|| async {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let addr = listener.local_addr().expect("address");
+        let (listener, addr) = listen();
         let (mut client, server) = pair(&listener, addr).await;
         let (mut other_client, other_server) = pair(&listener, addr).await;
         let readiness = Readiness::default();
