@@ -26,6 +26,7 @@
 //! Shutdown: the connection stops reading, lets the requests it has in flight finish, writes
 //! their responses and closes.
 
+use std::any::Any;
 use std::os::fd::{AsRawFd, RawFd};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -78,10 +79,10 @@ pub async fn serve(shard: Rc<Shard>, mut stream: TcpStream) {
     Counters::add(&shard.counters.connections_total, 1);
     let _ = stream.set_nodelay(true);
     let fd = stream.as_raw_fd();
-    let Some(watch) = watch_readable(&shard, fd) else { return };
-    // The read half only keeps the socket open until `watch` is dropped (locals drop in reverse
-    // order); the reads go through `watch` (`readiness.rs`).
-    let (_reader, writer) = futures_lite::io::split(stream);
+    let (reader, writer) = futures_lite::io::split(stream);
+    // The reads go through `watch` (`readiness.rs`), which keeps the read half, and with it the
+    // socket, open until it has unregistered the socket.
+    let Some(watch) = watch_readable(&shard, fd, Box::new(reader)) else { return };
     let out = Rc::new(Output::new(fd, shard.budget.clone()));
     // Every connection is watched: the idle sweeper and shutdown both reach it through the list.
     shard.idle.watch(&out);
@@ -92,8 +93,8 @@ pub async fn serve(shard: Rc<Shard>, mut stream: TcpStream) {
 
 /// Registers a connection's socket with the shard's epoll instance (`readiness.rs`), or logs
 /// why it could not and returns None: the connection is then closed unanswered.
-pub(crate) fn watch_readable(shard: &Shard, fd: RawFd) -> Option<Watch> {
-    match shard.readiness.watch(fd) {
+pub(crate) fn watch_readable(shard: &Shard, fd: RawFd, open: Box<dyn Any>) -> Option<Watch> {
+    match shard.readiness.watch(fd, open) {
         Ok(watch) => Some(watch),
         Err(e) => {
             tracing::warn!(error = %e, "closing a new connection");

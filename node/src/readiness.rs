@@ -17,6 +17,7 @@
 //! The epoll instance is made when the first connection is watched, and the pump task spawned
 //! then, in the executor of that connection (always the shard's).
 
+use std::any::Any;
 use std::cell::RefCell;
 use std::future::poll_fn;
 use std::io;
@@ -55,19 +56,28 @@ struct Slot {
     waker: Option<Waker>,
 }
 
-/// One socket registered with the shard's epoll instance; dropping it unregisters it. It must
-/// be dropped while the socket is still open: a descriptor number reused by a later
-/// connection must not lose its registration to this one's removal.
-#[derive(Debug)]
+/// One socket registered with the shard's epoll instance; dropping it unregisters it, then
+/// drops what keeps the socket open. It holds that owner so that the removal always happens
+/// while the socket is open: after a close, the descriptor number could belong to a later
+/// connection, whose registration the removal would take.
 pub struct Watch {
     inner: Rc<Inner>,
     key: usize,
     fd: RawFd,
+    /// What keeps `fd` open (the connection's read half), dropped after the removal.
+    _open: Box<dyn Any>,
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watch").field("key", &self.key).field("fd", &self.fd).finish()
+    }
 }
 
 impl Readiness {
-    /// Registers `fd` (a connected stream socket, non-blocking) for read readiness.
-    pub fn watch(&self, fd: RawFd) -> io::Result<Watch> {
+    /// Registers `fd` (a connected stream socket, non-blocking) for read readiness; `open` is
+    /// what keeps it open (the watch holds it until it has unregistered `fd`).
+    pub fn watch(&self, fd: RawFd, open: Box<dyn Any>) -> io::Result<Watch> {
         let inner = self.inner()?;
         let key = inner.slots.borrow_mut().insert(Slot { ready: true, waker: None });
         let mut event = libc::epoll_event {
@@ -86,7 +96,7 @@ impl Readiness {
                 format!("registering a connection's socket with the shard's epoll instance: {e}"),
             ));
         }
-        Ok(Watch { inner, key, fd })
+        Ok(Watch { inner, key, fd, _open: open })
     }
 
     fn inner(&self) -> io::Result<Rc<Inner>> {
@@ -132,7 +142,7 @@ impl Watch {
                 }
                 slot.ready = false;
             }
-            // SAFETY: `into` is valid for writes of its length; the socket is open (see Watch).
+            // SAFETY: `into` is valid for writes of its length; `_open` keeps the socket open.
             let n = unsafe {
                 libc::recv(self.fd, into.as_mut_ptr().cast(), into.len(), libc::MSG_DONTWAIT)
             };
@@ -160,7 +170,8 @@ impl Watch {
 
 impl Drop for Watch {
     fn drop(&mut self) {
-        // SAFETY: the socket is still open (see Watch); a null event is allowed for DEL.
+        // SAFETY: `_open` keeps the socket open until after this; a null event is allowed for
+        // DEL.
         unsafe {
             libc::epoll_ctl(
                 self.inner.epoll.as_raw_fd(),

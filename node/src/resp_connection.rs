@@ -72,10 +72,10 @@ pub async fn serve(shard: Rc<Shard>, settings: Rc<RespSettings>, mut stream: Tcp
     let local = local_addr.map_or_else(|| "?".into(), |a| a.to_string());
     let own_port = local_addr.is_some_and(|a| shard.resp_ports.get(shard.id) == Some(&a.port()));
     let fd = stream.as_raw_fd();
-    let Some(watch) = watch_readable(&shard, fd) else { return };
-    // The read half only keeps the socket open until `watch` is dropped; the reads go through
-    // `watch` (`readiness.rs`).
-    let (_reader, writer) = futures_lite::io::split(stream);
+    let (reader, writer) = futures_lite::io::split(stream);
+    // The reads go through `watch` (`readiness.rs`), which keeps the read half open until it
+    // has unregistered the socket.
+    let Some(watch) = watch_readable(&shard, fd, Box::new(reader)) else { return };
     let out = Rc::new(Output::new(fd, shard.budget.clone()));
     // Every connection is watched: the idle sweeper and shutdown both reach it through the list
     // (`read_interrupt.rs`).

@@ -6,7 +6,8 @@
 //! - bytes left behind: a read that fills its buffer gets no new event for the rest, so the
 //!   next read must try `recv` without one;
 //! - a registration outliving its watch: a dropped watch must leave the epoll instance, or the
-//!   same socket (or a new one on the same descriptor number) could not be watched again.
+//!   same socket (or a new one on the same descriptor number) could not be watched again; and
+//!   the watch, which holds what keeps its socket open, must close it once it has left.
 //!
 //! A lost wake-up would hang; each test fails at [`STALL_LIMIT`] instead (a bound on a hang,
 //! not a speed check: the tests take milliseconds here).
@@ -18,7 +19,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use futures_lite::future::or;
-use futures_lite::io::AsyncWriteExt;
+use futures_lite::io::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::{TcpListener, TcpStream};
 use glommio::{LocalExecutorBuilder, Placement};
 use ringstore_node::readiness::{Readiness, EPOLL_EVENTS_PER_WAIT};
@@ -77,14 +78,13 @@ fn every_connection_that_gets_bytes_is_woken_even_past_one_epoll_wait() {
             let (client, server) = pair(&listener, addr).await;
             let (readiness, waiting) = (readiness.clone(), waiting.clone());
             readers.push(glommio::spawn_local(async move {
-                let watch = readiness.watch(server.as_raw_fd()).expect("watch");
+                let fd = server.as_raw_fd();
+                let watch = readiness.watch(fd, Box::new(server)).expect("watch");
                 let mut buf = [0u8; 64];
                 // Counted in the same run of the task as the recv's first poll, which finds
                 // no bytes yet and sleeps: every reader needs a wake-up.
                 waiting.set(waiting.get() + 1);
                 let n = watch.recv(&mut buf).await.expect("recv");
-                drop(watch);
-                drop(server);
                 (i, buf[..n].to_vec())
             }));
             clients.push(client);
@@ -110,7 +110,8 @@ fn a_read_that_fills_its_buffer_reads_the_rest_without_a_new_event() {
         let (listener, addr) = listen();
         let (mut client, server) = pair(&listener, addr).await;
         let readiness = Readiness::default();
-        let watch = readiness.watch(server.as_raw_fd()).expect("watch");
+        let fd = server.as_raw_fd();
+        let watch = readiness.watch(fd, Box::new(server)).expect("watch");
         let sent: Vec<u8> = (0..100u8).collect();
         client.write_all(&sent).await.expect("write");
         client.close().await.expect("close");
@@ -136,17 +137,20 @@ fn a_dropped_watch_leaves_the_epoll_instance() {
         let (mut client, server) = pair(&listener, addr).await;
         let (mut other_client, other_server) = pair(&listener, addr).await;
         let readiness = Readiness::default();
-        let other = readiness.watch(other_server.as_raw_fd()).expect("watch the other socket");
-        let first = readiness.watch(server.as_raw_fd()).expect("watch");
+        let other_fd = other_server.as_raw_fd();
+        let other = readiness.watch(other_fd, Box::new(other_server)).expect("watch the other");
+        let fd = server.as_raw_fd();
+        let server = Rc::new(server);
+        let first = readiness.watch(fd, Box::new(server.clone())).expect("watch");
         // A second registration of a watched socket is refused, with what was wrong...
-        let refused = readiness.watch(server.as_raw_fd()).expect_err("a second watch");
+        let refused = readiness.watch(fd, Box::new(server.clone())).expect_err("a second watch");
         assert!(
             refused.to_string().contains("epoll"),
             "the error names the epoll instance: {refused}"
         );
         drop(first);
         // ...and once the watch is dropped the socket can be watched again, and is woken.
-        let again = readiness.watch(server.as_raw_fd()).expect("watch again after the drop");
+        let again = readiness.watch(fd, Box::new(server)).expect("watch again after the drop");
         client.write_all(b"after").await.expect("write");
         let mut buf = [0u8; 16];
         let n = again.recv(&mut buf).await.expect("recv");
@@ -155,5 +159,10 @@ fn a_dropped_watch_leaves_the_epoll_instance() {
         other_client.write_all(b"other").await.expect("write");
         let n = other.recv(&mut buf).await.expect("recv on the other socket");
         assert_eq!(&buf[..n], b"other");
+        // The watch held the last owner of the socket: dropping it closes the socket, after
+        // unregistering it, and the client reads the end of the stream.
+        drop(again);
+        let n = client.read(&mut buf).await.expect("read the close");
+        assert_eq!(n, 0, "the server's end closed with its watch");
     });
 }
