@@ -206,7 +206,11 @@ impl Reactor {
 
     #[inline(always)]
     pub(crate) fn need_preempt(&self) -> bool {
-        unsafe { *self.preempt_ptr_head != (*self.preempt_ptr_tail).load(Ordering::Acquire) }
+        // ringstore patch (RINGSTORE-PATCH.md, "Preemption checked in user space"): the latency
+        // ring's completions, then the preempt deadline and the main ring's backlog.
+        let latency =
+            unsafe { *self.preempt_ptr_head != (*self.preempt_ptr_tail).load(Ordering::Acquire) };
+        latency || self.sys.preempt_due()
     }
 
     pub(crate) fn id(&self) -> usize {

@@ -25,7 +25,10 @@ use std::{
     pin::Pin,
     ptr,
     rc::Rc,
-    sync::Arc,
+    sync::{
+        atomic::{AtomicU32, Ordering},
+        Arc,
+    },
     time::{Duration, Instant},
 };
 
@@ -989,49 +992,6 @@ impl SleepableRing {
         source
     }
 
-    /// This function prepares a timer that fires only after a given number of
-    /// CQEs are available on the main ring. This timer is linked with a write
-    /// to the latency ring's event fd such that this timer triggers a
-    /// preemption via the latency ring.
-    fn prepare_throughput_preemption_timer(&mut self, min_events: u32, event_fd: RawFd) -> Source {
-        assert!(min_events >= 1, "min_events should be at least 1");
-        let timer_source = Source::new(
-            IoRequirements::default(),
-            -1,
-            SourceType::Timeout(TimeSpec64::MAX, min_events),
-            None,
-            None,
-        );
-
-        const EVENTFD_WAKEUP: &[u64; 1] = &[1u64; 1];
-        let write_op = UringDescriptor {
-            fd: event_fd,
-            flags: SubmissionFlags::empty(),
-            user_data: 0,
-            args: UringOpDescriptor::Write(EVENTFD_WAKEUP as *const u64 as _, 8, 0),
-        };
-
-        let op = match &*timer_source.source_type() {
-            SourceType::Timeout(ts, events) => {
-                UringOpDescriptor::Timeout(&ts.raw as *const _, *events)
-            }
-            _ => unreachable!(),
-        };
-        let queue = self.submission_queue();
-        queue.borrow_mut().submissions.push_front(write_op);
-        queue.borrow_mut().submissions.push_front(UringDescriptor {
-            args: op,
-            fd: -1,
-            flags: SubmissionFlags::IO_LINK,
-            user_data: to_user_data(
-                self.source_map
-                    .borrow_mut()
-                    .add_source(&timer_source, queue.clone()),
-            ),
-        });
-        timer_source
-    }
-
     fn install_eventfd(&mut self, eventfd_src: &Source) -> bool {
         if let Some(mut sqe) = self.ring.sq().prepare_sqe() {
             // Now must wait on the `eventfd` in case someone wants to wake us up.
@@ -1256,7 +1216,17 @@ pub(crate) struct Reactor {
     poll_ring: RefCell<PollRing>,
 
     latency_preemption_timeout_src: Cell<Option<Source>>,
-    throughput_preemption_timeout_src: Cell<Option<Source>>,
+    // ringstore patch (RINGSTORE-PATCH.md, "Preemption checked in user space"): instead of a
+    // latency-ring timeout and a main-ring count timeout replaced on every loop turn, the
+    // executor's `need_preempt` compares the coarse clock with this deadline (nanoseconds of
+    // CLOCK_MONOTONIC_COARSE; u64::MAX when none is set) and looks at the main ring's
+    // completion backlog through these pointers.
+    preempt_deadline_ns: Cell<u64>,
+    // The shortest preempt period checked against the coarse clock (PREEMPT_CLOCK_TICKS of its
+    // resolution); a shorter one is armed as a latency-ring timeout, as upstream does.
+    coarse_preempt_min: Duration,
+    main_cq_head: *const u32,
+    main_cq_tail: *const AtomicU32,
 
     link_fd: RawFd,
 
@@ -1313,6 +1283,35 @@ macro_rules! flush_rings {
     }}
 }
 
+/// ringstore patch ("Preemption checked in user space"): a preempt period is checked against
+/// CLOCK_MONOTONIC_COARSE (a vDSO read of about 7 ns here, against 36 ns for CLOCK_MONOTONIC)
+/// only when it spans at least this many ticks of that clock, so it ends at most one tick late.
+const PREEMPT_CLOCK_TICKS: u32 = 8;
+
+fn coarse_now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec to write into; CLOCK_MONOTONIC_COARSE exists since Linux 2.6.32.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn coarse_clock_resolution() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: as above.
+    let rc = unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    if rc != 0 {
+        // Unknown: no period is long enough, every one is armed as a timeout.
+        return Duration::MAX / PREEMPT_CLOCK_TICKS;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
 fn align_up(v: usize, align: usize) -> usize {
     (v + align - 1) & !(align - 1)
 }
@@ -1340,7 +1339,7 @@ impl Reactor {
         let allocator = Rc::new(UringBufferAllocator::new(io_memory));
         let registry = vec![allocator.as_bytes()];
 
-        let main_ring =
+        let mut main_ring =
             SleepableRing::new(ring_depth, "main", allocator.clone(), source_map.clone())?;
         let poll_ring = PollRing::new(ring_depth, allocator.clone(), source_map.clone())?;
         let mut latency_ring =
@@ -1369,6 +1368,10 @@ impl Reactor {
         }
 
         let link_fd = latency_ring.ring_fd();
+        let (main_cq_head, main_cq_tail) = {
+            let cq = unsafe { &main_ring.ring.raw_mut().cq };
+            (cq.khead as *const u32, cq.ktail as *const AtomicU32)
+        };
 
         let eventfd_src = Source::new(
             IoRequirements::default(),
@@ -1387,7 +1390,10 @@ impl Reactor {
             latency_ring: RefCell::new(latency_ring),
             poll_ring: RefCell::new(poll_ring),
             latency_preemption_timeout_src: Cell::new(None),
-            throughput_preemption_timeout_src: Cell::new(None),
+            preempt_deadline_ns: Cell::new(u64::MAX),
+            coarse_preempt_min: coarse_clock_resolution() * PREEMPT_CLOCK_TICKS,
+            main_cq_head,
+            main_cq_tail,
             blocking_thread,
             link_fd,
             notifier,
@@ -1856,14 +1862,10 @@ impl Reactor {
         // to be removed otherwise we'll wake up when it expires.
         drop(self.latency_preemption_timeout_src.take());
 
-        // Schedule the throughput-based timeout immediately: it won't matter if we end
-        // up sleeping.
-        self.throughput_preemption_timeout_src.replace(Some(
-            main_ring.prepare_throughput_preemption_timer(
-                self.ring_depth() as u32,
-                self.eventfd_src.raw(),
-            ),
-        ));
+        // ringstore patch ("Preemption checked in user space"): upstream replaces a count-based
+        // timeout here on every call (an ASYNC_CANCEL, a timeout and a linked eventfd write in
+        // the main ring) so that 128 completions preempt the running task queue. `preempt_due`
+        // reads the main ring's completion backlog instead.
 
         // This will only dispatch if we run out of sqes. Which means until
         // flush_rings! nothing is really send to the kernel...
@@ -1914,10 +1916,20 @@ impl Reactor {
             }
         }
 
+        // ringstore patch ("Preemption checked in user space"): upstream arms a latency-ring
+        // timeout here on every call and cancels it at the next (two submissions and, with
+        // COOP_TASKRUN, task work per loop turn). A period long enough for the coarse clock is
+        // a deadline `preempt_due` compares instead; only a short one is armed as upstream.
+        self.preempt_deadline_ns.set(u64::MAX);
         if let Some(preempt) = preempt_timer() {
-            self.latency_preemption_timeout_src
-                .set(Some(lat_ring.prepare_latency_preemption_timer(preempt)));
-            flush_rings!(lat_ring, main_ring)?;
+            if preempt >= self.coarse_preempt_min {
+                let deadline = coarse_now_ns().saturating_add(preempt.as_nanos() as u64);
+                self.preempt_deadline_ns.set(deadline);
+            } else {
+                self.latency_preemption_timeout_src
+                    .set(Some(lat_ring.prepare_latency_preemption_timer(preempt)));
+                flush_rings!(lat_ring, main_ring)?;
+            }
         }
 
         // A Note about `need_preempt`:
@@ -1932,6 +1944,22 @@ impl Reactor {
 
     pub(crate) fn flush_syscall_thread(&self) -> usize {
         self.blocking_thread.flush()
+    }
+
+    /// ringstore patch ("Preemption checked in user space"): whether the running task queue
+    /// should yield for a reason the latency ring does not show: its period is over (by the
+    /// coarse clock), or the main ring holds a ring's depth of completions nobody reaped (what
+    /// upstream's count timeout signalled).
+    #[inline(always)]
+    pub(crate) fn preempt_due(&self) -> bool {
+        // SAFETY: the main ring's completion-queue head and tail, mapped for the ring's life
+        // (the ring lives as long as this reactor); the head is only written by this thread.
+        let backlog = unsafe {
+            (*self.main_cq_tail)
+                .load(Ordering::Acquire)
+                .wrapping_sub(*self.main_cq_head)
+        };
+        backlog as usize >= self.rings_depth || coarse_now_ns() >= self.preempt_deadline_ns.get()
     }
 
     pub(crate) fn preempt_pointers(&self) -> (*const u32, *const u32) {
