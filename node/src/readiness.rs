@@ -9,7 +9,8 @@
 //! bytes while the shard was busy, the pump wakes once, and one `epoll_wait` names them all.
 //!
 //! Each watched socket has a `ready` flag: set by the pump for every event, cleared by the read
-//! loop just before it calls `recv`. A read loop waits only while the flag is clear, so no
+//! loop just before it calls `recv` (unless the peer has closed its side: then no event follows,
+//! and the flag stays set so the end of the stream is read). A read loop waits only while the flag is clear, so no
 //! arrival is missed: bytes that came before the clear are taken by the `recv`; bytes that come
 //! after it queue a new edge event, which the pump turns into the flag. Everything runs on the
 //! shard's thread, so the flag and the wakers need no atomics.
@@ -30,6 +31,10 @@ use slab::Slab;
 
 /// Events one `epoll_wait` takes at most; the pump calls it again while it comes back full.
 pub const EPOLL_EVENTS_PER_WAIT: usize = 256;
+
+/// The events after which nothing more arrives on a socket: the peer's close of its side,
+/// a hang-up, an error.
+const HANG_UP_EVENTS: u32 = (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
 
 /// How long the pump waits before it polls the epoll instance again after glommio failed to
 /// poll it (not seen in practice; without the wait a persistent error would spin the shard).
@@ -52,6 +57,12 @@ struct Slot {
     /// An event arrived since the read loop last cleared this (set at registration, so the
     /// first read tries `recv` at once).
     ready: bool,
+    /// The peer closed its side, or the socket failed (an event with `EPOLLRDHUP`, `EPOLLHUP`
+    /// or `EPOLLERR`). Nothing can arrive after that, so no event will follow: `ready` then
+    /// stays set, and every later `recv` returns at once (the bytes left, the end of the
+    /// stream, or the error). Without it, a close that came with the last bytes was lost when a
+    /// `recv` took those bytes without filling its buffer: the end of the stream stayed unread.
+    hung_up: bool,
     /// The read loop waiting for the flag.
     waker: Option<Waker>,
 }
@@ -79,7 +90,8 @@ impl Readiness {
     /// what keeps it open (the watch holds it until it has unregistered `fd`).
     pub fn watch(&self, fd: RawFd, open: Box<dyn Any>) -> io::Result<Watch> {
         let inner = self.inner()?;
-        let key = inner.slots.borrow_mut().insert(Slot { ready: true, waker: None });
+        let key =
+            inner.slots.borrow_mut().insert(Slot { ready: true, hung_up: false, waker: None });
         let mut event = libc::epoll_event {
             events: (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLET) as u32,
             u64: key as u64,
@@ -140,7 +152,7 @@ impl Watch {
                     }
                     return Poll::Pending;
                 }
-                slot.ready = false;
+                slot.ready = slot.hung_up;
             }
             // SAFETY: `into` is valid for writes of its length; `_open` keeps the socket open.
             let n = unsafe {
@@ -213,6 +225,9 @@ async fn pump(inner: Rc<Inner>) {
             for event in &events[..n] {
                 if let Some(slot) = slots.get_mut(event.u64 as usize) {
                     slot.ready = true;
+                    if event.events & HANG_UP_EVENTS != 0 {
+                        slot.hung_up = true;
+                    }
                     if let Some(waker) = slot.waker.take() {
                         waker.wake();
                     }

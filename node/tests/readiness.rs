@@ -131,6 +131,27 @@ fn a_read_that_fills_its_buffer_reads_the_rest_without_a_new_event() {
 }
 
 #[test]
+fn a_close_that_comes_with_the_last_bytes_is_read_after_a_partial_read() {
+    run(|| async {
+        let (listener, addr) = listen();
+        let (mut client, server) = pair(&listener, addr).await;
+        let readiness = Readiness::default();
+        let fd = server.as_raw_fd();
+        let watch = readiness.watch(fd, Box::new(server)).expect("watch");
+        let mut buf = [0u8; 64];
+        client.write_all(b"first").await.expect("write");
+        assert_eq!(watch.recv(&mut buf).await.expect("recv"), 5, "the first bytes");
+        // The last bytes and the close arrive before the next recv: one event for both, and a
+        // recv that takes the bytes without filling its buffer. The end of the stream must
+        // still be read, with no event left to say so.
+        client.write_all(b"last").await.expect("write");
+        client.close().await.expect("close");
+        assert_eq!(watch.recv(&mut buf).await.expect("recv"), 4, "the last bytes");
+        assert_eq!(watch.recv(&mut buf).await.expect("recv"), 0, "the end of the stream");
+    });
+}
+
+#[test]
 fn a_dropped_watch_leaves_the_epoll_instance() {
     run(|| async {
         let (listener, addr) = listen();
