@@ -22,7 +22,7 @@ use futures_lite::future::or;
 use futures_lite::io::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::{TcpListener, TcpStream};
 use glommio::{LocalExecutorBuilder, Placement};
-use ringstore_node::readiness::{Readiness, EPOLL_EVENTS_PER_WAIT};
+use ringstore_node::readiness::{Readiness, Watch, EPOLL_EVENTS_PER_WAIT};
 
 /// How long a test waits for what it expects before it calls the wake-up lost.
 const STALL_LIMIT: Duration = Duration::from_secs(60);
@@ -66,6 +66,15 @@ async fn pair(listener: &TcpListener, addr: SocketAddr) -> (TcpStream, TcpStream
     (client, server)
 }
 
+/// One connection whose server end `readiness` watches: (client end, the watch).
+async fn watched(readiness: &Readiness) -> (TcpStream, Watch) {
+    let (listener, addr) = listen();
+    let (client, server) = pair(&listener, addr).await;
+    let fd = server.as_raw_fd();
+    let watch = readiness.watch(fd, Box::new(server)).expect("watch");
+    (client, watch)
+}
+
 #[test]
 fn every_connection_that_gets_bytes_is_woken_even_past_one_epoll_wait() {
     run(|| async {
@@ -107,11 +116,8 @@ fn every_connection_that_gets_bytes_is_woken_even_past_one_epoll_wait() {
 #[test]
 fn a_read_that_fills_its_buffer_reads_the_rest_without_a_new_event() {
     run(|| async {
-        let (listener, addr) = listen();
-        let (mut client, server) = pair(&listener, addr).await;
         let readiness = Readiness::default();
-        let fd = server.as_raw_fd();
-        let watch = readiness.watch(fd, Box::new(server)).expect("watch");
+        let (mut client, watch) = watched(&readiness).await;
         let sent: Vec<u8> = (0..100u8).collect();
         client.write_all(&sent).await.expect("write");
         client.close().await.expect("close");
@@ -133,11 +139,8 @@ fn a_read_that_fills_its_buffer_reads_the_rest_without_a_new_event() {
 #[test]
 fn a_close_that_comes_with_the_last_bytes_is_read_after_a_partial_read() {
     run(|| async {
-        let (listener, addr) = listen();
-        let (mut client, server) = pair(&listener, addr).await;
         let readiness = Readiness::default();
-        let fd = server.as_raw_fd();
-        let watch = readiness.watch(fd, Box::new(server)).expect("watch");
+        let (mut client, watch) = watched(&readiness).await;
         let mut buf = [0u8; 64];
         client.write_all(b"first").await.expect("write");
         assert_eq!(watch.recv(&mut buf).await.expect("recv"), 5, "the first bytes");
