@@ -10,10 +10,10 @@
 //!
 //! Each watched socket has a `ready` flag: set by the pump for every event, cleared by the read
 //! loop just before it calls `recv` (unless the peer has closed its side: then no event follows,
-//! and the flag stays set so the end of the stream is read). A read loop waits only while the flag is clear, so no
-//! arrival is missed: bytes that came before the clear are taken by the `recv`; bytes that come
-//! after it queue a new edge event, which the pump turns into the flag. Everything runs on the
-//! shard's thread, so the flag and the wakers need no atomics.
+//! and the flag stays set so the end of the stream is read). A read loop waits only while the
+//! flag is clear, so no arrival is missed: bytes that came before the clear are taken by the
+//! `recv`; bytes that come after it queue a new edge event, which the pump turns into the flag.
+//! Everything runs on the shard's thread, so the flag and the wakers need no atomics.
 //!
 //! The epoll instance is made when the first connection is watched, and the pump task spawned
 //! then, in the executor of that connection (always the shard's).
@@ -225,9 +225,7 @@ async fn pump(inner: Rc<Inner>) {
             for event in &events[..n] {
                 if let Some(slot) = slots.get_mut(event.u64 as usize) {
                     slot.ready = true;
-                    if event.events & HANG_UP_EVENTS != 0 {
-                        slot.hung_up = true;
-                    }
+                    slot.hung_up |= event.events & HANG_UP_EVENTS != 0;
                     if let Some(waker) = slot.waker.take() {
                         waker.wake();
                     }
