@@ -7,9 +7,9 @@
 # 127.0.0.1, drives it with BIN_DIR's ringstore-load (50 connections, one thread, 100,000 uniform
 # keys of 16 bytes, 100-byte values, plus LOAD_FLAGS, e.g. `--mix read=100 --pipeline 1`), and
 # once the load has run 4 seconds counts for S seconds (default 3), with `perf stat` on the
-# kernel's syscall tracepoints, the node's `sendto`, `recvfrom`, `io_uring_enter` and
-# `epoll_wait` calls (node/src/readiness.rs: one per wake-up of the shard's read readiness) and
-# its context switches, divided by the requests it served meanwhile (the shards' ops_get +
+# kernel's syscall tracepoints, the node's `sendto`, `recvfrom`, `io_uring_enter`, `epoll_wait`
+# and `epoll_pwait2` calls (the shard's epoll instance: glommio polls it once per loop turn and
+# sleeps in it with `epoll_pwait2`; node/src/readiness.rs) and its context switches, divided by the requests it served meanwhile (the shards' ops_get +
 # ops_put from BIN_DIR's ringstore-cli, `STATS;`). Prints one line.
 #
 # Counts move less with the shared host's speed than times do (perf/host-check.sh): a change
@@ -59,7 +59,7 @@ requests() {
         | awk '$1 == "ops_get" || $1 == "ops_put" { s += $2 } END { print s + 0 }'
 }
 before=$(requests)
-perf stat -x, -e 'syscalls:sys_enter_sendto,syscalls:sys_enter_recvfrom,syscalls:sys_enter_io_uring_enter,syscalls:sys_enter_epoll_wait,context-switches' \
+perf stat -x, -e 'syscalls:sys_enter_sendto,syscalls:sys_enter_recvfrom,syscalls:sys_enter_io_uring_enter,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_pwait2,context-switches' \
     -p "$pid" -- sleep "$seconds" 2>"$dir/stat.txt"
 after=$(requests)
 wait "$load" || true

@@ -1,22 +1,27 @@
-//! When a shard's connections have bytes to read: one epoll instance per shard, watched by one
-//! io_uring poll.
+//! When a shard's connections have bytes to read: one epoll instance per shard, which the
+//! shard's executor polls on every loop turn and sleeps in.
 //!
 //! glommio's streams learn that a socket is readable with one io_uring poll per read: at
 //! pipeline 1 every request costs a poll submitted, its task work when the bytes arrive, a
 //! completion and a glommio `Source`. Here each connection's socket is registered once, when
-//! the connection starts, edge-triggered (`EPOLLET`), in the shard's epoll instance; the shard's
-//! pump task keeps one io_uring poll on the epoll instance itself. However many connections got
-//! bytes while the shard was busy, the pump wakes once, and one `epoll_wait` names them all.
+//! the connection starts, edge-triggered (`EPOLLET`), in the shard's epoll instance, and the
+//! executor takes that instance's events itself (`glommio::net::sleep_in_epoll`, glommio's sixth
+//! ringstore change): one `epoll_pwait2` that does not wait on every loop turn that runs tasks,
+//! and, when it has nothing to run, one that waits and is its whole sleep (its io_uring rings'
+//! descriptors are in the instance too, and its next timer is the timeout). However many
+//! connections got bytes, one call names them all, and `Inner::mark` wakes their read loops.
+//! A second epoll instance in the same executor (a test's) cannot also be slept in: a pump task
+//! watches it instead, with one io_uring poll on the instance (`pump`).
 //!
-//! Each watched socket has a `ready` flag: set by the pump for every event, cleared by the read
+//! Each watched socket has a `ready` flag: set for every event (`Inner::mark`), cleared by the read
 //! loop just before it calls `recv` (unless the peer has closed its side: then no event follows,
 //! and the flag stays set so the end of the stream is read). A read loop waits only while the
 //! flag is clear, so no arrival is missed: bytes that came before the clear are taken by the
-//! `recv`; bytes that come after it queue a new edge event, which the pump turns into the flag.
+//! `recv`; bytes that come after it queue a new edge event, which the next poll turns into the flag.
 //! Everything runs on the shard's thread, so the flag and the wakers need no atomics.
 //!
-//! The epoll instance is made when the first connection is watched, and the pump task spawned
-//! then, in the executor of that connection (always the shard's).
+//! The epoll instance is made when the first connection is watched, and handed to the
+//! executor of that connection (always the shard's) then.
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -127,7 +132,14 @@ impl Readiness {
         // SAFETY: `fd` is the new epoll descriptor, owned by nothing else.
         let epoll = unsafe { OwnedFd::from_raw_fd(fd) };
         let inner = Rc::new(Inner { epoll, slots: RefCell::new(Slab::new()) });
-        glommio::spawn_local(pump(inner.clone())).detach();
+        let events_of = inner.clone();
+        let on_events = Box::new(move |events: &[libc::epoll_event]| events_of.mark(events));
+        if let Err(e) = glommio::net::sleep_in_epoll(fd, on_events) {
+            // Another Readiness already has this executor's loop (a second one in one
+            // executor, as in a test), or its rings could not be added: a pump task instead.
+            tracing::debug!(error = %e, "the shard's epoll instance is watched by a pump task");
+            glommio::spawn_local(pump(inner.clone())).detach();
+        }
         *self.inner.borrow_mut() = Some(inner.clone());
         Ok(inner)
     }
@@ -196,7 +208,23 @@ impl Drop for Watch {
     }
 }
 
-/// The shard's pump: waits for the epoll instance to be readable (one io_uring poll), then
+impl Inner {
+    /// Sets the ready flag of every socket `events` name and wakes their read loops.
+    fn mark(&self, events: &[libc::epoll_event]) {
+        let mut slots = self.slots.borrow_mut();
+        for event in events {
+            if let Some(slot) = slots.get_mut(event.u64 as usize) {
+                slot.ready = true;
+                slot.hung_up |= event.events & HANG_UP_EVENTS != 0;
+                if let Some(waker) = slot.waker.take() {
+                    waker.wake();
+                }
+            }
+        }
+    }
+}
+
+/// The pump, for a shard whose executor does not sleep in its epoll instance: waits for the epoll instance to be readable (one io_uring poll), then
 /// takes every event it holds and wakes the read loops they name.
 async fn pump(inner: Rc<Inner>) {
     let epoll = inner.epoll.as_raw_fd();
@@ -221,16 +249,7 @@ async fn pump(inner: Rc<Inner>) {
                 break;
             }
             let n = n as usize;
-            let mut slots = inner.slots.borrow_mut();
-            for event in &events[..n] {
-                if let Some(slot) = slots.get_mut(event.u64 as usize) {
-                    slot.ready = true;
-                    slot.hung_up |= event.events & HANG_UP_EVENTS != 0;
-                    if let Some(waker) = slot.waker.take() {
-                        waker.wake();
-                    }
-                }
-            }
+            inner.mark(&events[..n]);
             if n < EPOLL_EVENTS_PER_WAIT {
                 break;
             }

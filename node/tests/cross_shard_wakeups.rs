@@ -6,10 +6,14 @@
 //!
 //! This ping-pongs messages between two executors on their own threads, each falling asleep
 //! between every message, in both directions at once, and checks that every one arrives in
-//! order. A lost wake-up shows up as a stall: the test then fails at [`STALL_LIMIT`] instead of
-//! hanging (it is a bound on a hang, not a speed check: the round trips take well under a
-//! second here).
+//! order: once with glommio's own sleep, and once with each executor sleeping in an epoll
+//! instance (RINGSTORE-PATCH.md, "The executor sleeps in its owner's epoll instance", as a
+//! shard with connections does), where the other executor's wake-up must come through the
+//! latency ring's descriptor in that instance. A lost wake-up shows up as a stall: the test
+//! then fails at [`STALL_LIMIT`] instead of hanging (it is a bound on a hang, not a speed check:
+//! the round trips take well under a second here).
 
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -27,6 +31,42 @@ const IO_MEMORY_BYTES: usize = 512 * 1024;
 
 #[test]
 fn messages_between_sleeping_executors_are_never_missed() {
+    ping_pong(Sleep::Glommio);
+}
+
+#[test]
+fn messages_between_executors_sleeping_in_epoll_instances_are_never_missed() {
+    ping_pong(Sleep::InEpoll);
+}
+
+/// Where an executor of the test sleeps.
+#[derive(Debug, Clone, Copy)]
+enum Sleep {
+    /// glommio's own sleep: a poll of the latency ring in the main ring, and a wait.
+    Glommio,
+    /// `glommio::net::sleep_in_epoll`, with an instance that holds nothing else.
+    InEpoll,
+}
+
+impl Sleep {
+    /// Sets up the running executor's sleep; the returned descriptor must outlive it.
+    fn install(self) -> Option<OwnedFd> {
+        match self {
+            Sleep::Glommio => None,
+            Sleep::InEpoll => {
+                // SAFETY: epoll_create1 takes no pointers.
+                let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+                assert!(fd >= 0, "epoll_create1: {}", std::io::Error::last_os_error());
+                // SAFETY: `fd` is the new epoll descriptor, owned by nothing else.
+                let epoll = unsafe { OwnedFd::from_raw_fd(fd) };
+                glommio::net::sleep_in_epoll(fd, Box::new(|_| {})).expect("sleep in epoll");
+                Some(epoll)
+            }
+        }
+    }
+}
+
+fn ping_pong(sleep: Sleep) {
     let (to_b, from_a) = shared_channel::new_bounded::<u64>(1);
     let (to_a, from_b) = shared_channel::new_bounded::<u64>(1);
     let (done_tx, done_rx) = mpsc::channel();
@@ -36,6 +76,7 @@ fn messages_between_sleeping_executors_are_never_missed() {
         .io_memory(IO_MEMORY_BYTES)
         .name("ping")
         .spawn(move || async move {
+            let _epoll = sleep.install();
             let (send, recv) = (to_b.connect().await, from_b.connect().await);
             done.send(("ping", ping(send, recv).await)).expect("report");
         })
@@ -44,6 +85,7 @@ fn messages_between_sleeping_executors_are_never_missed() {
         .io_memory(IO_MEMORY_BYTES)
         .name("pong")
         .spawn(move || async move {
+            let _epoll = sleep.install();
             // The opposite order to ping's: a connect waits for its peer's.
             let recv = from_a.connect().await;
             let send = to_a.connect().await;
@@ -52,10 +94,10 @@ fn messages_between_sleeping_executors_are_never_missed() {
         .expect("spawn the pong executor");
 
     for _ in 0..2 {
-        let (who, seen) = done_rx
-            .recv_timeout(STALL_LIMIT)
-            .unwrap_or_else(|_| panic!("a wake-up was lost: no end within {STALL_LIMIT:?}"));
-        assert_eq!(seen, ROUND_TRIPS, "{who} saw every message, in order");
+        let (who, seen) = done_rx.recv_timeout(STALL_LIMIT).unwrap_or_else(|_| {
+            panic!("a wake-up was lost ({sleep:?}): no end within {STALL_LIMIT:?}")
+        });
+        assert_eq!(seen, ROUND_TRIPS, "{who} saw every message, in order ({sleep:?})");
     }
     a.join().expect("ping executor");
     b.join().expect("pong executor");

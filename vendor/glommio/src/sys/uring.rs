@@ -1242,6 +1242,106 @@ pub(crate) struct Reactor {
     blocking_thread: BlockingThreadPool,
 
     rings_depth: usize,
+
+    // ringstore patch ("The executor sleeps in its owner's epoll instance"): set by
+    // `glommio::net::sleep_in_epoll`, else None (upstream's sleep).
+    sleep_epoll: RefCell<Option<SleepEpoll>>,
+}
+
+use crate::net::{SLEEP_EPOLL_LATENCY_RING, SLEEP_EPOLL_MAIN_RING};
+/// Events one `epoll_wait` of the sleep epoll takes at most; it is called again while it comes
+/// back full.
+const SLEEP_EPOLL_EVENTS: usize = 256;
+
+/// ringstore patch ("The executor sleeps in its owner's epoll instance"): an epoll instance
+/// that holds the main and latency rings' descriptors (level-triggered) beside its owner's,
+/// polled once per loop turn and slept in instead of linking the rings.
+struct SleepEpoll {
+    fd: RawFd,
+    /// The owner's events (never the rings'), handed over after each `epoll_wait`.
+    on_events: Box<dyn FnMut(&[libc::epoll_event])>,
+    events: Vec<libc::epoll_event>,
+    /// The executor slept in the instance and no loop turn has run tasks since: the next
+    /// turn's poll would find nothing the sleep did not.
+    just_slept: bool,
+    /// `epoll_pwait2` exists (Linux 5.11 and later; cleared at its first ENOSYS).
+    pwait2: bool,
+}
+
+impl fmt::Debug for SleepEpoll {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SleepEpoll").field("fd", &self.fd).finish()
+    }
+}
+
+impl SleepEpoll {
+    /// Takes the instance's events, waiting at most `timeout` (None: until one comes), and
+    /// hands its owner's to `on_events`. An interrupted wait (a signal, or io_uring task work
+    /// with COOP_TASKRUN, which runs on the way out and may post completions) is a wake-up
+    /// like any other.
+    fn poll(&mut self, timeout: Option<Duration>) {
+        let mut timeout = timeout;
+        loop {
+            let n = self.wait(timeout);
+            if n <= 0 {
+                return;
+            }
+            let n = n as usize;
+            let events = &mut self.events[..n];
+            let mut kept = 0;
+            for i in 0..n {
+                let data = events[i].u64;
+                if data != SLEEP_EPOLL_MAIN_RING && data != SLEEP_EPOLL_LATENCY_RING {
+                    events[kept] = events[i];
+                    kept += 1;
+                }
+            }
+            if kept > 0 {
+                (self.on_events)(&events[..kept]);
+            }
+            if n < self.events.len() {
+                return;
+            }
+            timeout = Some(Duration::ZERO);
+        }
+    }
+
+    /// One `epoll_pwait2` (nanosecond timeouts, so a user timer is not rounded up to a
+    /// millisecond), or `epoll_wait` with the timeout rounded up on kernels before 5.11.
+    fn wait(&mut self, timeout: Option<Duration>) -> i32 {
+        let events = self.events.as_mut_ptr();
+        let capacity = self.events.len() as i32;
+        if self.pwait2 {
+            let ts = timeout.map(|t| libc::timespec {
+                tv_sec: t.as_secs() as libc::time_t,
+                tv_nsec: t.subsec_nanos() as libc::c_long,
+            });
+            let ts_ptr = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+            // SAFETY: `events` is valid for `capacity` entries, `ts_ptr` null or a valid
+            // timespec, no signal mask; `fd` is open while this is set (`sleep_in_epoll`'s
+            // contract).
+            let n = unsafe {
+                libc::syscall(
+                    libc::SYS_epoll_pwait2,
+                    self.fd,
+                    events,
+                    capacity,
+                    ts_ptr,
+                    std::ptr::null::<libc::sigset_t>(),
+                    0usize,
+                )
+            } as i32;
+            if n >= 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ENOSYS) {
+                return n;
+            }
+            self.pwait2 = false;
+        }
+        let ms = timeout.map_or(-1, |t| {
+            t.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i32
+        });
+        // SAFETY: as above.
+        unsafe { libc::epoll_wait(self.fd, events, capacity, ms) }
+    }
 }
 
 pub(crate) fn common_flags() -> PollFlags {
@@ -1400,7 +1500,53 @@ impl Reactor {
             eventfd_src,
             source_map,
             rings_depth: ring_depth,
+            sleep_epoll: RefCell::new(None),
         })
+    }
+
+    /// ringstore patch ("The executor sleeps in its owner's epoll instance"): see
+    /// `glommio::net::sleep_in_epoll`.
+    pub(crate) fn set_sleep_epoll(
+        &self,
+        fd: RawFd,
+        on_events: Box<dyn FnMut(&[libc::epoll_event])>,
+    ) -> io::Result<()> {
+        let mut slot = self.sleep_epoll.borrow_mut();
+        if slot.is_some() {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "this executor already sleeps in an epoll instance",
+            ));
+        }
+        let rings = [
+            (self.main_ring.borrow().ring_fd(), SLEEP_EPOLL_MAIN_RING),
+            (self.link_fd, SLEEP_EPOLL_LATENCY_RING),
+        ];
+        for (i, &(ring_fd, data)) in rings.iter().enumerate() {
+            let mut event = libc::epoll_event {
+                events: libc::EPOLLIN as u32,
+                u64: data,
+            };
+            // SAFETY: both descriptors are open; `event` is a valid epoll_event.
+            if unsafe { libc::epoll_ctl(fd, libc::EPOLL_CTL_ADD, ring_fd, &mut event) } != 0 {
+                let e = io::Error::last_os_error();
+                for &(added, _) in &rings[..i] {
+                    // SAFETY: as above; a null event is allowed for DEL.
+                    unsafe {
+                        libc::epoll_ctl(fd, libc::EPOLL_CTL_DEL, added, std::ptr::null_mut())
+                    };
+                }
+                return Err(e);
+            }
+        }
+        *slot = Some(SleepEpoll {
+            fd,
+            on_events,
+            events: vec![libc::epoll_event { events: 0, u64: 0 }; SLEEP_EPOLL_EVENTS],
+            just_slept: false,
+            pwait2: true,
+        });
+        Ok(())
     }
 
     pub(crate) fn id(&self) -> usize {
@@ -1883,10 +2029,26 @@ impl Reactor {
             && main_ring.can_sleep()
             && lat_ring.can_sleep();
 
+        // ringstore patch ("The executor sleeps in its owner's epoll instance"): a turn that
+        // runs tasks first takes the owner's events, without waiting, unless the executor has
+        // just slept in the instance (that wait took them).
+        if !should_sleep {
+            if let Some(epoll) = self.sleep_epoll.borrow_mut().as_mut() {
+                if epoll.just_slept {
+                    epoll.just_slept = false;
+                } else {
+                    epoll.poll(Some(Duration::ZERO));
+                }
+            }
+        }
+
         if should_sleep {
             // We are about to go to sleep. It's ok to sleep, but if there
             // is a timer set, we need to make sure we wake up to handle it.
-            if let Some(dur) = user_timer {
+            // ringstore patch ("The executor sleeps in its owner's epoll instance"): with
+            // one, the timer is the sleep's timeout instead (no timeout to arm and cancel).
+            let sleeps_in_epoll = self.sleep_epoll.borrow().is_some();
+            if let Some(dur) = user_timer.filter(|_| !sleeps_in_epoll) {
                 self.latency_preemption_timeout_src
                     .set(Some(lat_ring.prepare_latency_preemption_timer(dur)));
                 assert!(flush_rings!(lat_ring)? > 0);
@@ -1904,8 +2066,19 @@ impl Reactor {
             let events = process_remote_channels() + self.flush_syscall_thread();
             if events == 0 {
                 if self.eventfd_src.is_installed().unwrap() {
-                    self.link_rings_and_sleep(&mut main_ring)
-                        .expect("some error");
+                    // ringstore patch ("The executor sleeps in its owner's epoll instance"):
+                    // with one, a single epoll_wait that a completion in either ring or an
+                    // event of the owner's ends, instead of a poll of the latency ring
+                    // submitted to the main ring, the wait, and the poll's cancellation.
+                    let mut sleep_epoll = self.sleep_epoll.borrow_mut();
+                    if let Some(epoll) = sleep_epoll.as_mut() {
+                        epoll.poll(user_timer);
+                        epoll.just_slept = true;
+                    } else {
+                        self.link_rings_and_sleep(&mut main_ring)
+                            .expect("some error");
+                    }
+                    drop(sleep_epoll);
                     // May have new cancellations related to the link ring fd.
                     flush_cancellations!(into &mut 0; lat_ring, poll_ring, main_ring);
                     flush_rings!(lat_ring, poll_ring, main_ring)?;
