@@ -15,9 +15,9 @@
 //!
 //! Each watched socket has a `ready` flag: set for every event (`Inner::mark`), cleared by the read
 //! loop just before it calls `recv` (unless the peer has closed its side: then no event follows,
-//! and the flag stays set so the end of the stream is read). A read loop waits only while the
-//! flag is clear, so no arrival is missed: bytes that came before the clear are taken by the
-//! `recv`; bytes that come after it queue a new edge event, which the next poll turns into the flag.
+//! and the flag stays set so the end of the stream is read). A read loop waits only while the flag
+//! is clear, so no arrival is missed: bytes that came before the clear are taken by the `recv`;
+//! bytes that come after it queue a new edge event, which the next poll turns into the flag.
 //! Everything runs on the shard's thread, so the flag and the wakers need no atomics.
 //!
 //! The epoll instance is made when the first connection is watched, and handed to the
@@ -224,8 +224,9 @@ impl Inner {
     }
 }
 
-/// The pump, for a shard whose executor does not sleep in its epoll instance: waits for the epoll instance to be readable (one io_uring poll), then
-/// takes every event it holds and wakes the read loops they name.
+/// The pump, for an epoll instance its executor does not sleep in: waits for the instance to be
+/// readable (one io_uring poll), then takes every event it holds and wakes the read loops they
+/// name.
 async fn pump(inner: Rc<Inner>) {
     let epoll = inner.epoll.as_raw_fd();
     let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; EPOLL_EVENTS_PER_WAIT];

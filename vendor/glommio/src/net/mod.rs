@@ -114,15 +114,15 @@ pub async fn wait_readable(fd: RawFd) -> io::Result<usize> {
     source.collect_rw().await
 }
 
-/// ringstore patch ("The executor sleeps in its owner's epoll instance", RINGSTORE-PATCH.md):
-/// the running executor adds its main and latency rings' descriptors to the epoll instance
-/// `epoll` (level-triggered, with the event data [`SLEEP_EPOLL_MAIN_RING`] and
+/// ringstore patch ("The executor sleeps in its owner's epoll instance", RINGSTORE-PATCH.md): the
+/// running executor adds its main and latency rings' descriptors to the epoll instance `epoll`
+/// (level-triggered, with the event data [`SLEEP_EPOLL_MAIN_RING`] and
 /// [`SLEEP_EPOLL_LATENCY_RING`], which the caller's own registrations must not use), takes the
-/// instance's events without waiting on every loop turn that runs tasks, and sleeps in it, in
-/// one `epoll_wait`, when it has nothing to run. The caller's events go to `on_events` (in the
-/// executor's thread, outside any task; it must not call this function), which may wake
-/// tasks. `epoll` must stay open as long as the executor runs. Fails if this executor already
-/// has one, or if a ring cannot be added.
+/// instance's events without waiting on every loop turn that runs tasks, and sleeps in it, in one
+/// `epoll_pwait2` whose timeout is its next timer, when it has nothing to run. The caller's events
+/// go to `on_events` (in the executor's thread, outside any task; it must not call this function),
+/// which may wake tasks. `epoll` must stay open as long as the executor runs. Fails if this
+/// executor already has one, or if a ring cannot be added.
 pub fn sleep_in_epoll(
     epoll: RawFd,
     on_events: Box<dyn FnMut(&[libc::epoll_event])>,

@@ -46,6 +46,7 @@ use crate::{
     uring_sys::{self, IoRingOp},
     GlommioError, IoRequirements, IoStats, ReactorErrorKind, RingIoStats, TaskQueueHandle,
 };
+use crate::net::{SLEEP_EPOLL_LATENCY_RING, SLEEP_EPOLL_MAIN_RING};
 use ahash::AHashMap;
 use buddy_alloc::buddy_alloc::{BuddyAlloc, BuddyAllocParam};
 use nix::sys::{
@@ -1248,9 +1249,8 @@ pub(crate) struct Reactor {
     sleep_epoll: RefCell<Option<SleepEpoll>>,
 }
 
-use crate::net::{SLEEP_EPOLL_LATENCY_RING, SLEEP_EPOLL_MAIN_RING};
-/// Events one `epoll_wait` of the sleep epoll takes at most; it is called again while it comes
-/// back full.
+/// Events one wait on the sleep epoll takes at most; it waits again, without blocking, while it
+/// comes back full.
 const SLEEP_EPOLL_EVENTS: usize = 256;
 
 /// ringstore patch ("The executor sleeps in its owner's epoll instance"): an epoll instance
@@ -1258,7 +1258,7 @@ const SLEEP_EPOLL_EVENTS: usize = 256;
 /// polled once per loop turn and slept in instead of linking the rings.
 struct SleepEpoll {
     fd: RawFd,
-    /// The owner's events (never the rings'), handed over after each `epoll_wait`.
+    /// The owner's events (never the rings'), handed over after each wait.
     on_events: Box<dyn FnMut(&[libc::epoll_event])>,
     events: Vec<libc::epoll_event>,
     /// The executor slept in the instance and no loop turn has run tasks since: the next
@@ -2067,9 +2067,9 @@ impl Reactor {
             if events == 0 {
                 if self.eventfd_src.is_installed().unwrap() {
                     // ringstore patch ("The executor sleeps in its owner's epoll instance"):
-                    // with one, a single epoll_wait that a completion in either ring or an
-                    // event of the owner's ends, instead of a poll of the latency ring
-                    // submitted to the main ring, the wait, and the poll's cancellation.
+                    // with one, a single epoll_pwait2 that a completion in either ring, an event
+                    // of the owner's or the next timer ends, instead of a poll of the latency
+                    // ring submitted to the main ring, the wait, and the poll's cancellation.
                     let mut sleep_epoll = self.sleep_epoll.borrow_mut();
                     if let Some(epoll) = sleep_epoll.as_mut() {
                         epoll.poll(user_timer);
