@@ -226,17 +226,26 @@ fn an_executor_sleeping_in_its_epoll_instance_wakes_for_its_timers_and_ring_comp
             // waits while the executor sleeps must end the sleep.
             let (listener, addr) = listen();
             let (mut client, mut server) = pair(&listener, addr).await;
-            let reader = glommio::spawn_local(async move {
-                let mut buf = [0u8; 8];
-                let n = client.read(&mut buf).await.expect("read");
-                buf[..n].to_vec()
+            let reading = Rc::new(Cell::new(false));
+            let reader = glommio::spawn_local({
+                let reading = reading.clone();
+                async move {
+                    let mut buf = [0u8; 8];
+                    reading.set(true);
+                    let n = client.read(&mut buf).await.expect("read");
+                    buf[..n].to_vec()
+                }
             });
-            glommio::timer::sleep(Duration::from_millis(5)).await;
+            // The reader's read is submitted before the bytes are written, so it completes
+            // while this task waits for it and the executor has nothing to run.
+            while !reading.get() {
+                glommio::executor().yield_now().await;
+            }
             server.write_all(b"ring").await.expect("write");
             let got = reader.await;
             // An fdatasync of dirty pages, which the kernel runs in its io-wq worker while the
             // executor sleeps. (On Linux 6.18 both completions come as task work, which
-            // interrupts the epoll_wait; the rings' descriptors in the instance wake it for a
+            // interrupts the epoll_pwait2; the rings' descriptors in the instance wake it for a
             // completion posted without task work. Checked: this test also passes with the
             // main ring left out of the instance, so it does not prove that registration.)
             let dir = tempfile::tempdir().expect("a temporary directory");
