@@ -22,6 +22,8 @@ use ringstore_storage::table::{limits as table_limits, PartitionCount, TableErro
 use ringstore_storage::{Durability, StoreConfig};
 use serde::Deserialize;
 
+use crate::sched_policy::{SchedPolicy, SCHED_POLICY_DEFAULT};
+
 /// Fewest shards (glommio executors, one store each).
 pub const SHARDS_MIN: usize = 1;
 /// Most shards: the partition map stores each partition's owner as a `u16`.
@@ -293,6 +295,8 @@ pub struct NodeConfig {
     /// kernel place the shards' threads within the mask; None: pin only when the shards leave
     /// CPUs of the mask free ([`pin_shards_default`]).
     pub pin_shards: Option<bool>,
+    /// The scheduling policy of the shards' threads (`sched_policy.rs`).
+    pub sched_policy: SchedPolicy,
 }
 
 /// Whether `shards` shards are pinned when `--pin-shards` is not given, on a process that may
@@ -689,6 +693,14 @@ struct Settings {
     /// docs/OPERATIONS.md, "CPU placement"].
     #[arg(long, value_name = "BOOL")]
     pin_shards: Option<bool>,
+    // batch: SCHED_BATCH, a woken shard does not preempt the thread on its CPU, so requests
+    // gather (`sched_policy.rs`); inherit: the process's policy.
+    #[arg(
+        long,
+        value_name = "POLICY",
+        help = help("Scheduling policy of the shards' threads: batch, inherit", SCHED_POLICY_DEFAULT)
+    )]
+    sched_policy: Option<String>,
 }
 
 impl Settings {
@@ -731,6 +743,7 @@ impl Settings {
             accept_log_damage: self.accept_log_damage || file.accept_log_damage,
             catalog_from_shard_0: self.catalog_from_shard_0 || file.catalog_from_shard_0,
             pin_shards: self.pin_shards.or(file.pin_shards),
+            sched_policy: self.sched_policy.or(file.sched_policy),
             resp: self.resp.or(file.resp),
             resp_durability: self.resp_durability.or(file.resp_durability),
         }
@@ -761,6 +774,16 @@ impl Settings {
                 Some(mode) => parse_durability(mode)?,
             },
             pin_shards: self.pin_shards,
+            sched_policy: match self.sched_policy.as_deref() {
+                None => SCHED_POLICY_DEFAULT,
+                Some(name) => SchedPolicy::parse(name).ok_or_else(|| {
+                    invalid(
+                        "sched_policy",
+                        name,
+                        "is not a scheduling policy; it must be batch or inherit".to_string(),
+                    )
+                })?,
+            },
         })
     }
 
@@ -862,6 +885,16 @@ mod tests {
     }
 
     #[test]
+    fn a_scheduling_policy_that_is_not_batch_or_inherit_is_refused_naming_both() {
+        let message = refusal(&["--sched-policy", "fifo"]);
+        assert!(
+            message.contains("sched_policy") && message.contains("fifo"),
+            "names the setting and the value: {message}"
+        );
+        assert!(message.contains("batch or inherit"), "names the choices: {message}");
+    }
+
+    #[test]
     fn flags_only_with_defaults() {
         let config = parse(&["--shards", "2"]).expect("valid flags");
         assert_eq!(config.data_dir, PathBuf::from("/tmp/ringstore-test"));
@@ -902,9 +935,11 @@ mod tests {
             "--resp=127.0.0.1:6379",
             "--resp-durability=sync",
             "--pin-shards=false",
+            "--sched-policy=inherit",
         ])
         .expect("valid flags");
         assert_eq!(config.pin_shards, Some(false));
+        assert_eq!(config.sched_policy, SchedPolicy::Inherit);
         assert_eq!(config.resp, Some("127.0.0.1:6379".parse().expect("address")));
         assert_eq!(config.resp_durability, Durability::Sync);
         assert_eq!((config.shards, config.partitions), (2, 64));
@@ -931,6 +966,7 @@ mod tests {
         let defaults = parse(&[]).expect("no flags");
         assert!(!defaults.store.accept_log_damage, "off by default");
         assert_eq!(defaults.pin_shards, None, "placement follows the shard count by default");
+        assert_eq!(defaults.sched_policy, SCHED_POLICY_DEFAULT);
         assert!(pin_shards_default(1, 2) && !pin_shards_default(2, 2) && !pin_shards_default(3, 2));
     }
 
@@ -940,10 +976,11 @@ mod tests {
                     max_connections = 100\ncache_capacity_bytes = 1024\n\
                     metrics = \"127.0.0.1:0\"\naccept_log_damage = true\n\
                     resp = \"127.0.0.1:0\"\nresp_durability = \"write-no-sync\"\n\
-                    pin_shards = true\n";
+                    pin_shards = true\nsched_policy = \"inherit\"\n";
         let config = from_file(text, &[]).expect("valid file");
         assert!(config.store.accept_log_damage);
         assert_eq!(config.pin_shards, Some(true));
+        assert_eq!(config.sched_policy, SchedPolicy::Inherit);
         assert_eq!(config.resp, Some("127.0.0.1:0".parse().expect("address")));
         assert_eq!(config.resp_durability, Durability::WriteNoSync);
         assert_eq!(config.data_dir, PathBuf::from("/srv/rs"));

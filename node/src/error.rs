@@ -91,6 +91,8 @@ pub enum NodeError {
     FileDescriptors(String),
     #[error("{0}")]
     Catalogs(String),
+    #[error("{0}")]
+    SchedPolicy(String),
 }
 
 #[cfg(test)]

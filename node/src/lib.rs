@@ -64,6 +64,7 @@ pub mod resp_slots;
 pub mod resp_table;
 pub mod resume;
 pub mod router;
+pub mod sched_policy;
 pub mod shard;
 pub mod shutdown;
 pub mod sync;

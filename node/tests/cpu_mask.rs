@@ -2,19 +2,9 @@
 //! CPU mask"): a node started with only its last allowed CPU in its mask (as `taskset -c` does)
 //! runs shard 0 there. Before the fix shard N was pinned to CPU N whatever the mask.
 
-use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
 
-/// Kills the node when the test ends, also when an assertion fails.
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+mod node_process;
 
 /// The CPUs this test may run on, from its own status file.
 fn allowed_cpus(status: &str) -> Vec<usize> {
@@ -41,43 +31,26 @@ fn shard_zero_runs_on_the_first_cpu_of_the_process_mask() {
     let cpus = allowed_cpus(&own);
     let cpu = *cpus.last().expect("at least one cpu");
     assert!(cpu > 0 || cpus.len() == 1, "{cpus:?}");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ringstore-node"));
-    command
-        .args(["--listen", "127.0.0.1:0", "--shards", "1", "--data-dir"])
-        .arg(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
     // SAFETY: cpu_set_t is a plain bit array, for which all-zero bytes are a valid (empty) set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: `cpu` is below CPU_SETSIZE (it came from the kernel's list of CPUs).
     unsafe { libc::CPU_SET(cpu, &mut set) };
-    // SAFETY: between fork and exec the closure only calls sched_setaffinity, which is
-    // async-signal-safe, on a set built before the fork.
-    unsafe {
-        command.pre_exec(move || {
-            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let mut child = KillOnDrop(command.spawn().expect("start ringstore-node"));
-    let child = &mut child.0;
-    let mut line = String::new();
-    let stdout = child.stdout.take().expect("stdout");
-    BufReader::new(stdout).read_line(&mut line).expect("ready line");
-    assert!(line.starts_with("ringstore-node ready"), "{line:?}");
-    // glommio names an executor's threads after it, with its id appended ("shard-0-1").
-    let tasks = format!("/proc/{}/task", child.id());
-    let statuses: Vec<String> = std::fs::read_dir(&tasks)
-        .expect("task dir")
-        .flatten()
-        .filter(|t| {
-            std::fs::read_to_string(t.path().join("comm"))
-                .is_ok_and(|c| c.trim().starts_with("shard-0"))
-        })
-        .map(|t| std::fs::read_to_string(t.path().join("status")).expect("thread status"))
+    let node = node_process::Node::start(&["--shards", "1"], |command| {
+        // SAFETY: between fork and exec the closure only calls sched_setaffinity, which is
+        // async-signal-safe, on a set built before the fork.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    });
+    let statuses: Vec<String> = node
+        .threads("shard-0")
+        .iter()
+        .map(|t| std::fs::read_to_string(t.join("status")).expect("thread status"))
         .collect();
     assert!(!statuses.is_empty(), "no thread named shard-0*");
     for status in statuses {
