@@ -22,7 +22,7 @@ use ringstore_storage::table::{limits as table_limits, PartitionCount, TableErro
 use ringstore_storage::{Durability, StoreConfig};
 use serde::Deserialize;
 
-use crate::sched_policy::{SchedPolicy, SCHED_POLICY_DEFAULT};
+use crate::sched_policy::SchedPolicy;
 
 /// Fewest shards (glommio executors, one store each).
 pub const SHARDS_MIN: usize = 1;
@@ -295,8 +295,9 @@ pub struct NodeConfig {
     /// kernel place the shards' threads within the mask; None: pin only when the shards leave
     /// CPUs of the mask free ([`pin_shards_default`]).
     pub pin_shards: Option<bool>,
-    /// The scheduling policy of the shards' threads (`sched_policy.rs`).
-    pub sched_policy: SchedPolicy,
+    /// The scheduling policy of the node's threads (`sched_policy.rs`); None: batch when there
+    /// is a shard on every CPU of the mask, else inherit ([`sched_policy_default`]).
+    pub sched_policy: Option<SchedPolicy>,
 }
 
 /// Whether `shards` shards are pinned when `--pin-shards` is not given, on a process that may
@@ -309,6 +310,21 @@ pub struct NodeConfig {
 /// the requests on four of six loads, the same on one, and 0.90x on Sync puts at pipeline 32.
 pub fn pin_shards_default(shards: usize, cpus: usize) -> bool {
     shards < cpus
+}
+
+/// The scheduling policy when `--sched-policy` is not given, for `shards` shards on a process
+/// that may run on `cpus` CPUs: `SCHED_BATCH` when there is a shard on every CPU, so that
+/// anything else running shares a CPU with a shard, else the process's own policy. Measured on
+/// 2 CPUs with the load tool beside the node (docs/BENCHMARKS.md, thirty-first session): under
+/// `SCHED_BATCH` two shards served gets and NoSync puts at pipeline 1 for 0.8045x and 0.798x the
+/// CPU; one shard, alone on its CPU, gained nothing and leaned the other way (cheaper in 21 of
+/// 56 rounds).
+pub fn sched_policy_default(shards: usize, cpus: usize) -> SchedPolicy {
+    if shards < cpus {
+        SchedPolicy::Inherit
+    } else {
+        SchedPolicy::Batch
+    }
 }
 
 impl NodeConfig {
@@ -693,13 +709,11 @@ struct Settings {
     /// docs/OPERATIONS.md, "CPU placement"].
     #[arg(long, value_name = "BOOL")]
     pin_shards: Option<bool>,
-    // batch: SCHED_BATCH, a woken shard does not preempt the thread on its CPU, so requests
-    // gather (`sched_policy.rs`); inherit: the process's policy.
-    #[arg(
-        long,
-        value_name = "POLICY",
-        help = help("Scheduling policy of the shards' threads: batch, inherit", SCHED_POLICY_DEFAULT)
-    )]
+    /// Scheduling policy of the node's threads: batch (SCHED_BATCH: a woken shard does not
+    /// preempt the thread on its CPU, so requests gather) or inherit (the process's policy)
+    /// [default: batch when there is a shard on every CPU, else inherit; docs/OPERATIONS.md,
+    /// "Scheduling policy"].
+    #[arg(long, value_name = "POLICY")]
     sched_policy: Option<String>,
 }
 
@@ -775,14 +789,14 @@ impl Settings {
             },
             pin_shards: self.pin_shards,
             sched_policy: match self.sched_policy.as_deref() {
-                None => SCHED_POLICY_DEFAULT,
-                Some(name) => SchedPolicy::parse(name).ok_or_else(|| {
+                None => None,
+                Some(name) => Some(SchedPolicy::parse(name).ok_or_else(|| {
                     invalid(
                         "sched_policy",
                         name,
                         "is not a scheduling policy; it must be batch or inherit".to_string(),
                     )
-                })?,
+                })?),
             },
         })
     }
@@ -939,7 +953,7 @@ mod tests {
         ])
         .expect("valid flags");
         assert_eq!(config.pin_shards, Some(false));
-        assert_eq!(config.sched_policy, SchedPolicy::Inherit);
+        assert_eq!(config.sched_policy, Some(SchedPolicy::Inherit));
         assert_eq!(config.resp, Some("127.0.0.1:6379".parse().expect("address")));
         assert_eq!(config.resp_durability, Durability::Sync);
         assert_eq!((config.shards, config.partitions), (2, 64));
@@ -966,7 +980,10 @@ mod tests {
         let defaults = parse(&[]).expect("no flags");
         assert!(!defaults.store.accept_log_damage, "off by default");
         assert_eq!(defaults.pin_shards, None, "placement follows the shard count by default");
-        assert_eq!(defaults.sched_policy, SCHED_POLICY_DEFAULT);
+        assert_eq!(defaults.sched_policy, None, "the policy follows the shard count by default");
+        assert_eq!(sched_policy_default(1, 2), SchedPolicy::Inherit, "a CPU left over");
+        assert_eq!(sched_policy_default(2, 2), SchedPolicy::Batch, "a shard on every CPU");
+        assert_eq!(sched_policy_default(3, 2), SchedPolicy::Batch);
         assert!(pin_shards_default(1, 2) && !pin_shards_default(2, 2) && !pin_shards_default(3, 2));
     }
 
@@ -980,7 +997,7 @@ mod tests {
         let config = from_file(text, &[]).expect("valid file");
         assert!(config.store.accept_log_damage);
         assert_eq!(config.pin_shards, Some(true));
-        assert_eq!(config.sched_policy, SchedPolicy::Inherit);
+        assert_eq!(config.sched_policy, Some(SchedPolicy::Inherit));
         assert_eq!(config.resp, Some("127.0.0.1:0".parse().expect("address")));
         assert_eq!(config.resp_durability, Durability::WriteNoSync);
         assert_eq!(config.data_dir, PathBuf::from("/srv/rs"));

@@ -118,11 +118,14 @@ enum Report {
 pub fn run(config: NodeConfig, on_ready: impl FnOnce(&Ready)) -> Result<(), NodeError> {
     let _lock = DataDirLock::acquire(&config.data_dir)?;
     preflight(&config)?;
-    // Before any thread starts: each inherits the policy (the shards, glommio's blocking-pool
-    // threads, io_uring's workers, the signal thread).
-    config.sched_policy.apply_to_this_thread().map_err(NodeError::SchedPolicy)?;
     // Read before any shard pins itself: the process's CPU mask (taskset, cgroups).
     let cpus = crate::cpus::allowed();
+    // Before any thread starts: each inherits the policy (the shards, glommio's blocking-pool
+    // threads, io_uring's workers, the signal thread).
+    let policy = config
+        .sched_policy
+        .unwrap_or_else(|| crate::config::sched_policy_default(config.shards, cpus.len()));
+    policy.apply_to_this_thread().map_err(NodeError::SchedPolicy)?;
     let shutdown = Shutdown::new(config.shards);
     install_signals(shutdown.clone())?;
     let (report_tx, report_rx) = mpsc::channel::<Report>();

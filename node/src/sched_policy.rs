@@ -3,7 +3,7 @@
 //! so every thread inherits it: the shards' executors, glommio's blocking-pool threads,
 //! io_uring's workers.
 //!
-//! By default the node runs under `SCHED_BATCH`: the same fair scheduler and the same nice value
+//! Under `batch` the node runs as `SCHED_BATCH`: the same fair scheduler and the same nice value
 //! as `SCHED_OTHER`, but a shard woken by a socket's bytes does not preempt the thread running on
 //! its CPU; it runs when that thread blocks or its slice ends. A shard serves every request
 //! waiting when it runs, so the requests that gather meanwhile are served in one loop turn, and
@@ -13,9 +13,11 @@
 //! pipeline 1 from 0.309-0.335 to 0.019-0.025 and node CPU per get to 0.8045x
 //! (docs/BENCHMARKS.md, thirty-first session). The price is in the tail on a shared CPU: a woken
 //! shard may wait out the other thread's slice (get p1's slowest request in a 3 s run took
-//! 10.327-16.895 ms against 5.199-8.967 ms, while the median fell). A shard alone on its CPU is
-//! woken on an idle CPU either way. `inherit` leaves the node the policy the process started with
-//! (e.g. systemd's `CPUSchedulingPolicy=`, or `chrt`).
+//! 10.327-16.895 ms against 5.199-8.967 ms, while the median fell). A shard alone on its CPU
+//! gains nothing (one shard leaned the other way), so without `--sched-policy` the node uses
+//! `batch` only when there is a shard on every CPU (`config::sched_policy_default`). `inherit`
+//! leaves the node the policy the process started with (e.g. systemd's
+//! `CPUSchedulingPolicy=`, or `chrt`).
 
 use std::fmt;
 
@@ -27,9 +29,6 @@ pub enum SchedPolicy {
     /// The thread keeps the policy and priority it inherited from the process.
     Inherit,
 }
-
-/// The policy unless `--sched-policy` says otherwise.
-pub const SCHED_POLICY_DEFAULT: SchedPolicy = SchedPolicy::Batch;
 
 impl SchedPolicy {
     /// The setting's spelling (`batch`, `inherit`), or None for anything else.
