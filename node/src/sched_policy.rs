@@ -19,8 +19,6 @@
 //! leaves the node the policy the process started with (e.g. systemd's
 //! `CPUSchedulingPolicy=`, or `chrt`).
 
-use std::fmt;
-
 /// Which policy the node's threads run under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SchedPolicy {
@@ -63,18 +61,12 @@ impl SchedPolicy {
         if unsafe { libc::sched_setscheduler(0, policy, &param) } != 0 {
             let e = std::io::Error::last_os_error();
             return Err(format!(
-                "cannot put the node's threads under SCHED_BATCH (--sched-policy {}): {e}; \
-                 --sched-policy inherit leaves the process's policy as it is",
-                self.name()
+                "cannot put the node's threads under SCHED_BATCH (--sched-policy batch, the \
+                 default with a shard on every CPU): {e}; --sched-policy inherit leaves the \
+                 process's policy as it is"
             ));
         }
         Ok(())
-    }
-}
-
-impl fmt::Display for SchedPolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
     }
 }
 
