@@ -38,14 +38,6 @@ impl SchedPolicy {
         }
     }
 
-    /// The setting's spelling.
-    pub fn name(self) -> &'static str {
-        match self {
-            SchedPolicy::Batch => "batch",
-            SchedPolicy::Inherit => "inherit",
-        }
-    }
-
     /// Puts the calling thread under this policy; threads it starts afterwards inherit it.
     /// `SCHED_BATCH` from `SCHED_OTHER` or a real-time policy needs no privilege, so it fails
     /// only where a sandbox forbids `sched_setscheduler` (or from `SCHED_IDLE` without
@@ -76,8 +68,8 @@ mod tests {
 
     #[test]
     fn each_policy_parses_from_its_own_name_and_nothing_else_parses() {
-        for policy in [SchedPolicy::Batch, SchedPolicy::Inherit] {
-            assert_eq!(SchedPolicy::parse(policy.name()), Some(policy));
+        for (name, policy) in [("batch", SchedPolicy::Batch), ("inherit", SchedPolicy::Inherit)] {
+            assert_eq!(SchedPolicy::parse(name), Some(policy));
         }
         for other in ["", "BATCH", "normal", "fifo", "idle"] {
             assert_eq!(SchedPolicy::parse(other), None, "{other:?}");
