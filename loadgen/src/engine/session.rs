@@ -155,8 +155,12 @@ impl Session {
         }
     }
 
-    /// One read into the input buffer; false when the socket had nothing more. The buffer is
-    /// zeroed only when it grows: unread bytes move to its front when the free tail gets short.
+    /// One read into the input buffer; false when the socket has nothing more. A read that
+    /// filled less than the room it was given emptied the socket's receive queue, so it is the
+    /// last one until the next readiness event: bytes that arrive after it raise a new edge,
+    /// and a second read would only return `WouldBlock` (one system call per reply saved at
+    /// pipeline 1; Tokio's TCP reads do the same). The buffer is zeroed only when it grows:
+    /// unread bytes move to its front when the free tail gets short.
     fn fill(&mut self) -> Result<bool, String> {
         if self.in_parsed == self.in_end {
             (self.in_parsed, self.in_end) = (0, 0);
@@ -170,11 +174,12 @@ impl Session {
         if self.input.len() < wanted_end {
             self.input.resize(wanted_end, 0);
         }
+        let room = self.input.len() - self.in_end;
         match self.stream.read(&mut self.input[self.in_end..]) {
             Ok(0) => Err(format!("{}: the node closed the connection", self.addr)),
             Ok(n) => {
                 self.in_end += n;
-                Ok(true)
+                Ok(n == room)
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(true),
@@ -239,5 +244,76 @@ impl Session {
             on_reply(ReplyFrame { id: self.replied, status, body, nil });
             self.in_parsed += len;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+    use std::net::TcpListener;
+
+    use mio::{Events, Poll, Token};
+
+    use super::*;
+
+    /// Longest wait for the next readable event; a reply left unread would hit it.
+    const EVENT_WAIT: Duration = Duration::from_secs(10);
+
+    fn connected(requests: usize) -> (Poll, Session, std::net::TcpStream) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let poll = Poll::new().unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut session =
+            Session::connect(addr, Protocol::Resp, poll.registry(), Token(0)).unwrap();
+        let (server, _) = listener.accept().unwrap();
+        for _ in 0..requests {
+            session.queue_resp(b"k", None);
+        }
+        (poll, session, server)
+    }
+
+    /// Waits for the session's next readable event (failing after EVENT_WAIT) and receives;
+    /// returns the replies handed over.
+    fn receive_on_event(poll: &mut Poll, session: &mut Session) -> usize {
+        let mut events = Events::with_capacity(8);
+        loop {
+            poll.poll(&mut events, Some(EVENT_WAIT)).unwrap();
+            assert!(!events.is_empty(), "no readable event within {EVENT_WAIT:?}");
+            if events.iter().any(|e| e.is_readable()) {
+                break;
+            }
+        }
+        let mut replies = 0;
+        session.receive(|_| replies += 1).unwrap();
+        replies
+    }
+
+    #[test]
+    fn a_reply_split_by_a_short_read_completes_on_the_next_edge() {
+        let (mut poll, mut session, mut server) = connected(2);
+        server.write_all(b"+O").unwrap();
+        // The short read takes the two bytes and stops without a second read.
+        assert_eq!(receive_on_event(&mut poll, &mut session), 0);
+        server.write_all(b"K\r\n+OK\r\n").unwrap();
+        // The bytes that came after it raised a new edge, and both replies are whole.
+        assert_eq!(receive_on_event(&mut poll, &mut session), 2);
+    }
+
+    #[test]
+    fn replies_longer_than_one_read_all_arrive() {
+        // 40,000 replies of 5 bytes: about three times READ_CHUNK_BYTES, so full reads
+        // (which read again) and short ones (which wait for the next edge) both happen.
+        const REPLIES: usize = 40_000;
+        let (mut poll, mut session, mut server) = connected(REPLIES);
+        let writer = std::thread::spawn(move || {
+            server.write_all(&b"+OK\r\n".repeat(REPLIES)).unwrap();
+            server
+        });
+        let mut got = 0;
+        while got < REPLIES {
+            got += receive_on_event(&mut poll, &mut session);
+        }
+        assert_eq!(got, REPLIES);
+        drop(writer.join().unwrap());
     }
 }
