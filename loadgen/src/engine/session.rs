@@ -40,6 +40,17 @@ pub struct ReplyFrame<'a> {
 /// all below it).
 pub const RESP_ERROR_STATUS: u16 = u16::MAX;
 
+/// What one read of [`Session::fill`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fill {
+    /// It filled the room it was given (or was interrupted): there may be more.
+    Full,
+    /// It filled less: the socket's receive queue is empty now.
+    Short,
+    /// Nothing to read (`WouldBlock`).
+    Empty,
+}
+
 #[derive(Debug)]
 pub struct Session {
     stream: TcpStream,
@@ -145,23 +156,32 @@ impl Session {
     /// complete reply to `on_reply`.
     /// Replies that arrived before the node closed the connection are handed over before the
     /// error.
-    pub fn receive(&mut self, mut on_reply: impl FnMut(ReplyFrame<'_>)) -> Result<(), String> {
+    ///
+    /// A read that fills less than the room it was given has emptied the socket's receive
+    /// queue (epoll(7)), so it is the last one until the next edge, which any later byte
+    /// raises: a second read would only return `WouldBlock` (one system call per reply saved at
+    /// pipeline 1; Tokio's TCP reads do the same since tokio-rs/tokio#4840). Except when
+    /// `peer_closed` (the event carried the node's FIN): no edge follows the end of the
+    /// stream, so then it reads on until the read that returns it.
+    pub fn receive(
+        &mut self,
+        peer_closed: bool,
+        mut on_reply: impl FnMut(ReplyFrame<'_>),
+    ) -> Result<(), String> {
         loop {
             let filled = self.fill();
             self.parse(&mut on_reply)?;
-            if !filled? {
-                return Ok(());
+            match filled? {
+                Fill::Full => {}
+                Fill::Short if peer_closed => {}
+                Fill::Short | Fill::Empty => return Ok(()),
             }
         }
     }
 
-    /// One read into the input buffer; false when the socket has nothing more. A read that
-    /// filled less than the room it was given emptied the socket's receive queue, so it is the
-    /// last one until the next readiness event: bytes that arrive after it raise a new edge,
-    /// and a second read would only return `WouldBlock` (one system call per reply saved at
-    /// pipeline 1; Tokio's TCP reads do the same). The buffer is zeroed only when it grows:
-    /// unread bytes move to its front when the free tail gets short.
-    fn fill(&mut self) -> Result<bool, String> {
+    /// One read into the input buffer: what it found (see [`Session::receive`]). The buffer is
+    /// zeroed only when it grows: unread bytes move to its front when the free tail gets short.
+    fn fill(&mut self) -> Result<Fill, String> {
         if self.in_parsed == self.in_end {
             (self.in_parsed, self.in_end) = (0, 0);
         } else if self.in_parsed > 0 && self.input.len() - self.in_end < READ_CHUNK_BYTES {
@@ -179,10 +199,10 @@ impl Session {
             Ok(0) => Err(format!("{}: the node closed the connection", self.addr)),
             Ok(n) => {
                 self.in_end += n;
-                Ok(n == room)
+                Ok(if n == room { Fill::Full } else { Fill::Short })
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(Fill::Empty),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(Fill::Full),
             Err(e) => Err(format!("read from {}: {e}", self.addr)),
         }
     }
@@ -276,15 +296,15 @@ mod tests {
     /// returns the replies handed over.
     fn receive_on_event(poll: &mut Poll, session: &mut Session) -> usize {
         let mut events = Events::with_capacity(8);
-        loop {
+        let closed = loop {
             poll.poll(&mut events, Some(EVENT_WAIT)).unwrap();
             assert!(!events.is_empty(), "no readable event within {EVENT_WAIT:?}");
-            if events.iter().any(|e| e.is_readable()) {
-                break;
+            if let Some(e) = events.iter().find(|e| e.is_readable() || e.is_read_closed()) {
+                break e.is_read_closed();
             }
-        }
+        };
         let mut replies = 0;
-        session.receive(|_| replies += 1).unwrap();
+        session.receive(closed, |_| replies += 1).unwrap();
         replies
     }
 
@@ -297,6 +317,26 @@ mod tests {
         server.write_all(b"K\r\n+OK\r\n").unwrap();
         // The bytes that came after it raised a new edge, and both replies are whole.
         assert_eq!(receive_on_event(&mut poll, &mut session), 2);
+    }
+
+    #[test]
+    fn a_close_behind_the_last_reply_is_seen_in_the_same_event() {
+        let (mut poll, mut session, mut server) = connected(1);
+        // The reply and the FIN both arrive before the client looks: one edge for both.
+        server.write_all(b"+OK\r\n").unwrap();
+        server.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut events = Events::with_capacity(8);
+        let closed = loop {
+            poll.poll(&mut events, Some(EVENT_WAIT)).unwrap();
+            assert!(!events.is_empty(), "no event within {EVENT_WAIT:?}");
+            if let Some(e) = events.iter().find(|e| e.is_read_closed()) {
+                break e.is_read_closed();
+            }
+        };
+        let mut replies = 0;
+        let err = session.receive(closed, |_| replies += 1).unwrap_err();
+        assert_eq!(replies, 1, "the reply before the close is handed over");
+        assert!(err.contains("closed the connection"), "{err}");
     }
 
     #[test]

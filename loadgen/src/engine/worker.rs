@@ -277,7 +277,7 @@ impl Worker {
                 }
                 let s = ev.token().0;
                 if ev.is_readable() || ev.is_read_closed() {
-                    self.receive(s)?;
+                    self.receive(s, ev.is_read_closed())?;
                     last_reply = Instant::now();
                 }
                 if ev.is_writable() {
@@ -530,14 +530,15 @@ impl Worker {
 
     /// Reads session `s` and completes what was answered. Replies read before the node closed
     /// the connection are completed first; a reply with request id 0 is the node refusing the
-    /// connection (docs/PROTOCOL.md), and its message becomes the run's error.
-    fn receive(&mut self, s: usize) -> Result<(), String> {
+    /// connection (docs/PROTOCOL.md), and its message becomes the run's error. `peer_closed`:
+    /// the event said the node closed its side (see [`Session::receive`]).
+    fn receive(&mut self, s: usize, peer_closed: bool) -> Result<(), String> {
         let mut done = std::mem::take(&mut self.done_buf);
         let verify = self.shared.workload.verify;
         let mut refused = None;
         let (pending, messages) = (&self.pending[s], &mut self.error_messages);
         let binary = self.shared.workload.protocol == Protocol::Binary;
-        let read = self.sessions[s].receive(|r: ReplyFrame<'_>| {
+        let read = self.sessions[s].receive(peer_closed, |r: ReplyFrame<'_>| {
             if binary && r.id == 0 && r.status != 0 {
                 refused = Some(format!("error {}: {}", r.status, String::from_utf8_lossy(r.body)));
             }
