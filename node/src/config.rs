@@ -86,6 +86,15 @@ pub const READ_TIMEOUT_MS_MAX: u64 = 3_600_000;
 pub const IDLE_TIMEOUT_MS_DEFAULT: u64 = 300_000;
 pub const IDLE_TIMEOUT_MS_MAX: u64 = 7 * 24 * 3_600_000;
 
+/// How long a shard with a CPU to itself polls for work before it sleeps, unless
+/// `--spin-before-sleep-us` says otherwise ([`spin_before_sleep_us_default`]). 20 us covers the
+/// gap between a client's replies and its next requests at pipeline 1; measured on 2 CPUs, one
+/// shard served 1.0537x the durable puts a second at the same CPU per put (docs/BENCHMARKS.md,
+/// thirty-second session).
+pub const SPIN_BEFORE_SLEEP_US_DEFAULT: u64 = 20;
+/// Longest spin a shard takes: past a millisecond a spin costs more CPU than the sleep it saves.
+pub const SPIN_BEFORE_SLEEP_US_MAX: u64 = 1000;
+
 /// Capacity of each cross-shard channel (requests forwarded to the owning shard).
 pub const FORWARD_QUEUE_DEFAULT: usize = 1024;
 pub const FORWARD_QUEUE_MIN: usize = 1;
@@ -104,6 +113,7 @@ const _: () =
     assert!(NODE_PARTITIONS_DEFAULT >= 1 && NODE_PARTITIONS_DEFAULT <= NODE_PARTITIONS_MAX);
 const _: () = assert!(NODE_PARTITIONS_MAX <= table_limits::MAP_PARTITIONS_MAX);
 const _: () = assert!(IO_MEMORY_BYTES_MIN <= IO_MEMORY_BYTES_DEFAULT);
+const _: () = assert!(SPIN_BEFORE_SLEEP_US_DEFAULT <= SPIN_BEFORE_SLEEP_US_MAX);
 const _: () = assert!(IO_MEMORY_BYTES_DEFAULT <= IO_MEMORY_BYTES_MAX);
 const _: () = assert!(
     (FRAME_BODY_BYTES_MIN as usize)
@@ -298,6 +308,11 @@ pub struct NodeConfig {
     /// The scheduling policy of the node's threads (`sched_policy.rs`); None: batch when there
     /// is a shard on every CPU of the mask, else inherit ([`sched_policy_default`]).
     pub sched_policy: Option<SchedPolicy>,
+    /// Microseconds a shard with nothing to run polls for work before it sleeps; None: by the
+    /// shard count ([`spin_before_sleep_us_default`]) when the shards are pinned, else 0. A
+    /// spin needs pinned shards: glommio spins only on an executor bound to a CPU, so the
+    /// daemon refuses a spin with unpinned shards.
+    pub spin_before_sleep_us: Option<u64>,
 }
 
 /// Whether `shards` shards are pinned when `--pin-shards` is not given, on a process that may
@@ -309,6 +324,12 @@ pub struct NodeConfig {
 /// matched the kernel's placement elsewhere; two shards placed by the kernel served 1.06-1.53x
 /// the requests on four of six loads, the same on one, and 0.90x on Sync puts at pipeline 32.
 pub fn pin_shards_default(shards: usize, cpus: usize) -> bool {
+    cpu_left_over(shards, cpus)
+}
+
+/// Whether `shards` shards on a process that may run on `cpus` CPUs leave a CPU of the mask
+/// free: the rule behind the placement, scheduling-policy and spin defaults below.
+fn cpu_left_over(shards: usize, cpus: usize) -> bool {
     shards < cpus
 }
 
@@ -320,10 +341,24 @@ pub fn pin_shards_default(shards: usize, cpus: usize) -> bool {
 /// CPU; one shard, alone on its CPU, gained nothing and leaned the other way (cheaper in 21 of
 /// 56 rounds).
 pub fn sched_policy_default(shards: usize, cpus: usize) -> SchedPolicy {
-    if shards < cpus {
+    if cpu_left_over(shards, cpus) {
         SchedPolicy::Inherit
     } else {
         SchedPolicy::Batch
+    }
+}
+
+/// How long a shard spins before it sleeps when `--spin-before-sleep-us` is not given, for
+/// `shards` shards on a process that may run on `cpus` CPUs: [`SPIN_BEFORE_SLEEP_US_DEFAULT`]
+/// when CPUs are left over (each shard then has a CPU of its own, pinned by default, and the
+/// spin takes nothing from another thread), else 0. With a shard on every CPU the spin takes
+/// the CPU from whatever shares it: on 2 CPUs with the load tool beside two shards, a 20 us spin
+/// served 0.847x the gets at pipeline 1 (docs/BENCHMARKS.md, thirtieth session, lever 53).
+pub fn spin_before_sleep_us_default(shards: usize, cpus: usize) -> u64 {
+    if cpu_left_over(shards, cpus) {
+        SPIN_BEFORE_SLEEP_US_DEFAULT
+    } else {
+        0
     }
 }
 
@@ -353,6 +388,9 @@ impl NodeConfig {
         in_range("shards", self.shards, SHARDS_MIN, SHARDS_MAX)?;
         self.validate_partitions()?;
         in_range("io_memory", self.io_memory_bytes, IO_MEMORY_BYTES_MIN, IO_MEMORY_BYTES_MAX)?;
+        if let Some(us) = self.spin_before_sleep_us {
+            in_range("spin_before_sleep_us", us, 0, SPIN_BEFORE_SLEEP_US_MAX)?;
+        }
         self.limits.validate()?;
         self.validate_buffer_budget()?;
         self.store.validate().map_err(|source| ConfigError::Store { source })?;
@@ -715,6 +753,11 @@ struct Settings {
     /// "Scheduling policy"].
     #[arg(long, value_name = "POLICY")]
     sched_policy: Option<String>,
+    /// Microseconds a shard with nothing to run polls for work before it sleeps, 0 = sleep at
+    /// once (0..=1000); needs pinned shards [default: 20 when the shards leave CPUs free and
+    /// are pinned, else 0; docs/OPERATIONS.md, "Spinning before a sleep"].
+    #[arg(long, value_name = "US")]
+    spin_before_sleep_us: Option<u64>,
 }
 
 impl Settings {
@@ -758,6 +801,7 @@ impl Settings {
             catalog_from_shard_0: self.catalog_from_shard_0 || file.catalog_from_shard_0,
             pin_shards: self.pin_shards.or(file.pin_shards),
             sched_policy: self.sched_policy.or(file.sched_policy),
+            spin_before_sleep_us: self.spin_before_sleep_us.or(file.spin_before_sleep_us),
             resp: self.resp.or(file.resp),
             resp_durability: self.resp_durability.or(file.resp_durability),
         }
@@ -798,6 +842,7 @@ impl Settings {
                     )
                 })?),
             },
+            spin_before_sleep_us: self.spin_before_sleep_us,
         })
     }
 
@@ -950,9 +995,11 @@ mod tests {
             "--resp-durability=sync",
             "--pin-shards=false",
             "--sched-policy=inherit",
+            "--spin-before-sleep-us=0",
         ])
         .expect("valid flags");
         assert_eq!(config.pin_shards, Some(false));
+        assert_eq!(config.spin_before_sleep_us, Some(0));
         assert_eq!(config.sched_policy, Some(SchedPolicy::Inherit));
         assert_eq!(config.resp, Some("127.0.0.1:6379".parse().expect("address")));
         assert_eq!(config.resp_durability, Durability::Sync);
@@ -985,6 +1032,10 @@ mod tests {
         assert_eq!(sched_policy_default(2, 2), SchedPolicy::Batch, "a shard on every CPU");
         assert_eq!(sched_policy_default(3, 2), SchedPolicy::Batch);
         assert!(pin_shards_default(1, 2) && !pin_shards_default(2, 2) && !pin_shards_default(3, 2));
+        assert_eq!(defaults.spin_before_sleep_us, None, "the spin follows the shard count");
+        assert_eq!(spin_before_sleep_us_default(1, 2), SPIN_BEFORE_SLEEP_US_DEFAULT, "a CPU free");
+        assert_eq!(spin_before_sleep_us_default(2, 2), 0, "a shard on every CPU");
+        assert_eq!(spin_before_sleep_us_default(3, 2), 0);
     }
 
     #[test]
@@ -993,10 +1044,12 @@ mod tests {
                     max_connections = 100\ncache_capacity_bytes = 1024\n\
                     metrics = \"127.0.0.1:0\"\naccept_log_damage = true\n\
                     resp = \"127.0.0.1:0\"\nresp_durability = \"write-no-sync\"\n\
-                    pin_shards = true\nsched_policy = \"inherit\"\n";
+                    pin_shards = true\nsched_policy = \"inherit\"\n\
+                    spin_before_sleep_us = 50\n";
         let config = from_file(text, &[]).expect("valid file");
         assert!(config.store.accept_log_damage);
         assert_eq!(config.pin_shards, Some(true));
+        assert_eq!(config.spin_before_sleep_us, Some(50));
         assert_eq!(config.sched_policy, Some(SchedPolicy::Inherit));
         assert_eq!(config.resp, Some("127.0.0.1:0".parse().expect("address")));
         assert_eq!(config.resp_durability, Durability::WriteNoSync);
@@ -1075,6 +1128,10 @@ mod tests {
             (&["--shards=4", "--partitions=3"], format!("4..={NODE_PARTITIONS_MAX}")),
             (&["--shards=1", "--partitions=65537"], format!("1..={NODE_PARTITIONS_MAX}")),
             (&["--io-memory=4096"], format!("{IO_MEMORY_BYTES_MIN}..={IO_MEMORY_BYTES_MAX}")),
+            (
+                &["--spin-before-sleep-us=1001"],
+                format!("spin_before_sleep_us 1001 is out of range; it must be 0..={SPIN_BEFORE_SLEEP_US_MAX}"),
+            ),
             (
                 &["--max-frame-bytes=1000"],
                 format!("{FRAME_BODY_BYTES_MIN}..={FRAME_BODY_BYTES_MAX}"),

@@ -126,10 +126,11 @@ pub fn run(config: NodeConfig, on_ready: impl FnOnce(&Ready)) -> Result<(), Node
         .sched_policy
         .unwrap_or_else(|| crate::config::sched_policy_default(config.shards, cpus.len()));
     policy.apply_to_this_thread().map_err(NodeError::SchedPolicy)?;
+    let placing = ShardPlacing::new(&config, &cpus)?;
     let shutdown = Shutdown::new(config.shards);
     install_signals(shutdown.clone())?;
     let (report_tx, report_rx) = mpsc::channel::<Report>();
-    let mut start = start_shards(&config, &cpus, &shutdown, &report_tx, &report_rx);
+    let mut start = start_shards(&config, &placing, &shutdown, &report_tx, &report_rx);
     if start.failure.is_none() {
         let ports =
             ShardPorts { binary: start.own_ports.clone(), resp: start.resp_own_ports.clone() };
@@ -192,20 +193,73 @@ struct Starting {
     failure: Option<NodeError>,
 }
 
+/// Where the shards' executors run and how they wait for work: pinned or not (`--pin-shards`),
+/// and how long each spins before it sleeps (`--spin-before-sleep-us`).
+struct ShardPlacing {
+    /// The process's CPU mask, in order; shard `i` is pinned to `cpus::for_shard`.
+    cpus: Vec<usize>,
+    pin: bool,
+    spin_us: u64,
+}
+
+impl ShardPlacing {
+    /// The settings, or their defaults for the shard count and the mask. glommio spins only on
+    /// an executor bound to a CPU (it drops the setting for an unbound one), so with unpinned
+    /// shards the default spin is 0 and a spin asked for is refused rather than dropped.
+    fn new(config: &NodeConfig, cpus: &[usize]) -> Result<ShardPlacing, NodeError> {
+        let (shards, n) = (config.shards, cpus.len());
+        let pin = config.pin_shards.unwrap_or_else(|| crate::config::pin_shards_default(shards, n));
+        let spin_us = match config.spin_before_sleep_us {
+            Some(us) => us,
+            None if pin => crate::config::spin_before_sleep_us_default(shards, n),
+            None => 0,
+        };
+        if spin_us > 0 && !pin {
+            return Err(NodeError::Config(crate::config::ConfigError::Invalid {
+                setting: "spin_before_sleep_us",
+                value: spin_us.to_string(),
+                why: "needs pinned shards (glommio spins only on an executor bound to a CPU): \
+                      add --pin-shards true, or set --spin-before-sleep-us 0"
+                    .to_string(),
+            }));
+        }
+        Ok(ShardPlacing { cpus: cpus.to_vec(), pin, spin_us })
+    }
+
+    /// The executor builder of shard `id`.
+    fn builder(&self, id: usize, io_memory_bytes: usize) -> LocalExecutorBuilder {
+        let placement = if self.pin {
+            let cpu = crate::cpus::for_shard(&self.cpus, id);
+            tracing::debug!(shard = id, cpu, "pinning");
+            Placement::Fixed(cpu)
+        } else {
+            // The thread keeps the process's mask, within which the kernel places it.
+            Placement::Unbound
+        };
+        let builder = LocalExecutorBuilder::new(placement)
+            .name(&format!("shard-{id}"))
+            .io_memory(io_memory_bytes);
+        if self.spin_us == 0 {
+            return builder;
+        }
+        // glommio's loop polls (its rings, timers and, with the patch, the shard's epoll
+        // instance) for this long before it sleeps: vendor/glommio/RINGSTORE-PATCH.md.
+        builder.spin_before_park(std::time::Duration::from_micros(self.spin_us))
+    }
+}
+
 /// Starts one executor per shard (pinned or not: `--pin-shards`), one at a time: each binds its
 /// ports before the next starts, because shard 0's bind fixes the shared port the others bind
 /// too. Stops at the first
 /// failure (in `failure`).
 fn start_shards(
     config: &NodeConfig,
-    cpus: &[usize],
+    placing: &ShardPlacing,
     shutdown: &Arc<Shutdown>,
     report_tx: &mpsc::Sender<Report>,
     report_rx: &mpsc::Receiver<Report>,
 ) -> Starting {
     let shards = config.shards;
-    let pin =
-        config.pin_shards.unwrap_or_else(|| crate::config::pin_shards_default(shards, cpus.len()));
     let mut mesh = crate::mesh::channels(shards, config.limits.forward_queue);
     let node_connections = Arc::new(ConnectionCap::new(config.limits.connections_max));
     let mut s = Starting {
@@ -232,18 +286,7 @@ fn start_shards(
             shutdown: shutdown.clone(),
             node_connections: node_connections.clone(),
         };
-        let placement = if pin {
-            let cpu = crate::cpus::for_shard(cpus, id);
-            tracing::debug!(shard = id, cpu, "pinning");
-            Placement::Fixed(cpu)
-        } else {
-            // The thread keeps the process's mask, within which the kernel places it.
-            Placement::Unbound
-        };
-        let builder = LocalExecutorBuilder::new(placement)
-            .name(&format!("shard-{id}"))
-            .io_memory(config.io_memory_bytes);
-        match builder.spawn(move || run_shard(start)) {
+        match placing.builder(id, config.io_memory_bytes).spawn(move || run_shard(start)) {
             Ok(handle) => s.handles.push(handle),
             Err(e) => {
                 s.failure = Some(NodeError::Executor { shard: id, message: e.to_string() });

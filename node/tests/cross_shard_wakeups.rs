@@ -9,7 +9,10 @@
 //! order: once with glommio's own sleep, and once with each executor sleeping in an epoll
 //! instance (RINGSTORE-PATCH.md, "The executor sleeps in its owner's epoll instance", as a
 //! shard with connections does), where the other executor's wake-up must come through the
-//! latency ring's descriptor in that instance. A lost wake-up shows up as a stall: the test
+//! latency ring's descriptor in that instance, and once with each executor also spinning 20 us
+//! before it sleeps (RINGSTORE-PATCH.md, "Spinning before the sleep", as a shard with a CPU of
+//! its own does), where a message may come during the spin or the sleep after it. A lost
+//! wake-up shows up as a stall: the test
 //! then fails at [`STALL_LIMIT`] instead of hanging (it is a bound on a hang, not a speed check:
 //! the round trips take well under a second here).
 
@@ -39,6 +42,11 @@ fn messages_between_executors_sleeping_in_epoll_instances_are_never_missed() {
     ping_pong(Sleep::InEpoll);
 }
 
+#[test]
+fn messages_between_executors_spinning_then_sleeping_in_epoll_instances_are_never_missed() {
+    ping_pong(Sleep::InEpollAfterSpin);
+}
+
 /// Where an executor of the test sleeps.
 #[derive(Debug, Clone, Copy)]
 enum Sleep {
@@ -46,14 +54,19 @@ enum Sleep {
     Glommio,
     /// `glommio::net::sleep_in_epoll`, with an instance that holds nothing else.
     InEpoll,
+    /// The same, after a spin of [`SPIN`] (`spin_before_park`).
+    InEpollAfterSpin,
 }
+
+/// The spin of [`Sleep::InEpollAfterSpin`]: the node's default for a shard with a CPU of its own.
+const SPIN: Duration = Duration::from_micros(20);
 
 impl Sleep {
     /// Sets up the running executor's sleep; the returned descriptor must outlive it.
     fn install(self) -> Option<OwnedFd> {
         match self {
             Sleep::Glommio => None,
-            Sleep::InEpoll => {
+            Sleep::InEpoll | Sleep::InEpollAfterSpin => {
                 // SAFETY: epoll_create1 takes no pointers.
                 let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
                 assert!(fd >= 0, "epoll_create1: {}", std::io::Error::last_os_error());
@@ -64,6 +77,32 @@ impl Sleep {
             }
         }
     }
+
+    /// An executor builder for this way of sleeping. A spinning executor is bound to a CPU of
+    /// the process's mask (`cpu`-th, wrapping): glommio spins only on such an executor.
+    fn builder(self, name: &str, cpu: usize) -> LocalExecutorBuilder {
+        match self {
+            Sleep::InEpollAfterSpin => {
+                let cpus = allowed_cpus();
+                LocalExecutorBuilder::new(Placement::Fixed(cpus[cpu % cpus.len()]))
+                    .spin_before_park(SPIN)
+            }
+            Sleep::Glommio | Sleep::InEpoll => LocalExecutorBuilder::new(Placement::Unbound),
+        }
+        .io_memory(IO_MEMORY_BYTES)
+        .name(name)
+    }
+}
+
+/// The CPUs this process may run on.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is a plain bit array; all-zero bytes are a valid (empty) set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is this thread.
+    let read = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
+    assert_eq!(read, 0, "sched_getaffinity: {}", std::io::Error::last_os_error());
+    // SAFETY: `set` was filled by sched_getaffinity and `cpu` is below CPU_SETSIZE.
+    (0..libc::CPU_SETSIZE as usize).filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) }).collect()
 }
 
 fn ping_pong(sleep: Sleep) {
@@ -72,18 +111,16 @@ fn ping_pong(sleep: Sleep) {
     let (done_tx, done_rx) = mpsc::channel();
 
     let done = done_tx.clone();
-    let a = LocalExecutorBuilder::new(Placement::Unbound)
-        .io_memory(IO_MEMORY_BYTES)
-        .name("ping")
+    let a = sleep
+        .builder("ping", 0)
         .spawn(move || async move {
             let _epoll = sleep.install();
             let (send, recv) = (to_b.connect().await, from_b.connect().await);
             done.send(("ping", ping(send, recv).await)).expect("report");
         })
         .expect("spawn the ping executor");
-    let b = LocalExecutorBuilder::new(Placement::Unbound)
-        .io_memory(IO_MEMORY_BYTES)
-        .name("pong")
+    let b = sleep
+        .builder("pong", 1)
         .spawn(move || async move {
             let _epoll = sleep.install();
             // The opposite order to ping's: a connect waits for its peer's.

@@ -30,3 +30,21 @@ fn missing_listen_is_refused_with_the_flag_named() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--listen"));
 }
+
+#[test]
+fn a_spin_with_unpinned_shards_is_refused_naming_both_ways_out() {
+    // glommio spins only on an executor bound to a CPU, so the daemon refuses a spin it would
+    // silently drop instead of starting without it.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = node()
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["--listen", "127.0.0.1:0", "--shards", "1", "--pin-shards", "false"])
+        .args(["--spin-before-sleep-us", "20"])
+        .output()
+        .expect("run ringstore-node");
+    assert!(!out.status.success(), "{:?}", out.status);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("spin_before_sleep_us 20 needs pinned shards"), "{err}");
+    assert!(err.contains("--pin-shards true") && err.contains("--spin-before-sleep-us 0"), "{err}");
+}

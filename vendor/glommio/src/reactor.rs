@@ -853,9 +853,17 @@ impl Reactor {
     /// Polls for I/O, but does not change any timer registration.
     ///
     /// This doesn't ever sleep, and does not touch the preemption timer.
-    pub(crate) fn spin_poll_io(&self) -> io::Result<bool> {
+    pub(crate) fn spin_poll_io(&self, spinning: bool) -> io::Result<bool> {
         let mut woke = 0;
         self.sys.poll_io(&mut woke)?;
+        // ringstore patch ("Spinning before the sleep"): a spin (`spinning`: the executor has a
+        // `spin_before_park`) also takes the sleep epoll's events, which is where a ringstore
+        // shard learns of socket readiness, and its `epoll_pwait2` is the system call on whose
+        // return COOP_TASKRUN's task work runs. Without a spin the executor parks at once, and
+        // its sleep takes them.
+        if spinning {
+            woke += self.sys.poll_sleep_epoll();
+        }
         woke += self.process_timers().1;
         woke += self.process_shared_channels();
 

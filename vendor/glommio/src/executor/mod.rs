@@ -1494,7 +1494,8 @@ impl LocalExecutor {
                         // future is probably the one setting up the task queues and etc.
                         break t.unwrap();
                     } else {
-                        while !this.reactor.spin_poll_io().unwrap() {
+                        let spinning = !spin_before_park.is_zero();
+                        while !this.reactor.spin_poll_io(spinning).unwrap() {
                             if pre_time.elapsed() > spin_before_park {
                                 this.parker
                                     .park()

@@ -1278,13 +1278,14 @@ impl SleepEpoll {
     /// Takes the instance's events, waiting at most `timeout` (None: until one comes), and
     /// hands its owner's to `on_events`. An interrupted wait (a signal, or io_uring task work
     /// with COOP_TASKRUN, which runs on the way out and may post completions) is a wake-up
-    /// like any other.
-    fn poll(&mut self, timeout: Option<Duration>) {
+    /// like any other. Returns how many of the owner's events it handed over.
+    fn poll(&mut self, timeout: Option<Duration>) -> usize {
         let mut timeout = timeout;
+        let mut owners = 0;
         loop {
             let n = self.wait(timeout);
             if n <= 0 {
-                return;
+                return owners;
             }
             let n = n as usize;
             let events = &mut self.events[..n];
@@ -1298,9 +1299,10 @@ impl SleepEpoll {
             }
             if kept > 0 {
                 (self.on_events)(&events[..kept]);
+                owners += kept;
             }
             if n < self.events.len() {
-                return;
+                return owners;
             }
             timeout = Some(Duration::ZERO);
         }
@@ -1502,6 +1504,15 @@ impl Reactor {
             rings_depth: ring_depth,
             sleep_epoll: RefCell::new(None),
         })
+    }
+
+    /// ringstore patch ("Spinning before the sleep"): the sleep epoll's events without
+    /// waiting, handed to its owner; returns how many were its owner's (0 without one).
+    pub(crate) fn poll_sleep_epoll(&self) -> usize {
+        self.sleep_epoll
+            .borrow_mut()
+            .as_mut()
+            .map_or(0, |e| e.poll(Some(Duration::ZERO)))
     }
 
     /// ringstore patch ("The executor sleeps in its owner's epoll instance"): see
@@ -2037,7 +2048,7 @@ impl Reactor {
                 if epoll.just_slept {
                     epoll.just_slept = false;
                 } else {
-                    epoll.poll(Some(Duration::ZERO));
+                    let _ = epoll.poll(Some(Duration::ZERO));
                 }
             }
         }
@@ -2072,7 +2083,7 @@ impl Reactor {
                     // ring submitted to the main ring, the wait, and the poll's cancellation.
                     let mut sleep_epoll = self.sleep_epoll.borrow_mut();
                     if let Some(epoll) = sleep_epoll.as_mut() {
-                        epoll.poll(user_timer);
+                        let _ = epoll.poll(user_timer);
                         epoll.just_slept = true;
                     } else {
                         self.link_rings_and_sleep(&mut main_ring)
