@@ -113,8 +113,8 @@ const _: () =
     assert!(NODE_PARTITIONS_DEFAULT >= 1 && NODE_PARTITIONS_DEFAULT <= NODE_PARTITIONS_MAX);
 const _: () = assert!(NODE_PARTITIONS_MAX <= table_limits::MAP_PARTITIONS_MAX);
 const _: () = assert!(IO_MEMORY_BYTES_MIN <= IO_MEMORY_BYTES_DEFAULT);
-const _: () = assert!(SPIN_BEFORE_SLEEP_US_DEFAULT <= SPIN_BEFORE_SLEEP_US_MAX);
 const _: () = assert!(IO_MEMORY_BYTES_DEFAULT <= IO_MEMORY_BYTES_MAX);
+const _: () = assert!(SPIN_BEFORE_SLEEP_US_DEFAULT <= SPIN_BEFORE_SLEEP_US_MAX);
 const _: () = assert!(
     (FRAME_BODY_BYTES_MIN as usize)
         > table_limits::ROW_BYTES_MAX + table_limits::ENCODED_KEY_BYTES_MAX

@@ -1453,6 +1453,7 @@ impl LocalExecutor {
             let cx = &mut Context::from_waker(&waker);
 
             let spin_before_park = self.spin_before_park().unwrap_or_default();
+            let spinning = !spin_before_park.is_zero();
 
             let future = this
                 .spawn_into(future, TaskQueueHandle::default())
@@ -1494,7 +1495,6 @@ impl LocalExecutor {
                         // future is probably the one setting up the task queues and etc.
                         break t.unwrap();
                     } else {
-                        let spinning = !spin_before_park.is_zero();
                         while !this.reactor.spin_poll_io(spinning).unwrap() {
                             if pre_time.elapsed() > spin_before_park {
                                 this.parker
